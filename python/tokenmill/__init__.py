@@ -1,0 +1,43 @@
+"""tokenmill: train, run and inspect byte-level BPE tokenizers.
+
+>>> import tokenmill
+>>> enc = tokenmill.load("cl100k_base")
+>>> enc.encode("hello world")
+[15339, 1917]
+"""
+
+from tokenmill.errors import (
+    DisallowedSpecialTokenError,
+    DownloadError,
+    HashMismatchError,
+    InvalidPatternError,
+    InvalidSpecialTokensError,
+    InvalidVocabError,
+    TokenmillError,
+    UnknownTokenIdError,
+    UnknownTokenizerError,
+    VocabFileError,
+)
+from tokenmill.pretrained import list_pretrained, load
+from tokenmill.tokenizer import Merge, StreamDecoder, Tokenizer
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DisallowedSpecialTokenError",
+    "DownloadError",
+    "HashMismatchError",
+    "InvalidPatternError",
+    "InvalidSpecialTokensError",
+    "InvalidVocabError",
+    "Merge",
+    "StreamDecoder",
+    "Tokenizer",
+    "TokenmillError",
+    "UnknownTokenIdError",
+    "UnknownTokenizerError",
+    "VocabFileError",
+    "__version__",
+    "list_pretrained",
+    "load",
+]

@@ -1,0 +1,93 @@
+"""Exception classes. Each subclasses the builtin a caller would naturally catch
+(``ValueError``, ``KeyError``, ``OSError``) and :class:`TokenmillError`, and its message
+says what to do about it.
+
+>>> import tokenmill
+>>> try:
+...     tokenmill.load("gpt2").decode([10**9])
+... except KeyError as e:
+...     print(e)
+unknown token id 1000000000: this vocabulary has ids 0..50256
+"""
+
+from __future__ import annotations
+
+
+class TokenmillError(Exception):
+    """Base class of every error tokenmill raises on purpose."""
+
+
+class InvalidPatternError(TokenmillError, ValueError):
+    """A split pattern that does not compile, or that fails on an input."""
+
+
+class InvalidVocabError(TokenmillError, ValueError):
+    """A vocabulary that cannot be used (duplicate tokens, gaps, missing bytes...)."""
+
+
+class VocabFileError(InvalidVocabError):
+    """A malformed vocabulary file; the message names the file and line."""
+
+    def __init__(self, path: object, line: int | None, problem: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        where = f"{self.path}, line {line}" if line is not None else self.path
+        super().__init__(f"{where}: {problem}")
+
+
+class InvalidSpecialTokensError(TokenmillError, ValueError):
+    """Special-token definitions that are empty, duplicated or clash with ordinary ids."""
+
+
+class DisallowedSpecialTokenError(TokenmillError, ValueError):
+    """Text contains a special-token string that the call did not allow.
+
+    The message names the token and the arguments that decide what to do with it.
+    """
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        super().__init__(
+            f"Encountered text corresponding to disallowed special token {token!r}.\n"
+            "If you want this text to be encoded as a special token, pass it to "
+            f"`allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+            "If you want this text to be encoded as normal text, disable the check for this "
+            f"token by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+            "To disable this check for all special tokens, pass `disallowed_special=()` "
+            "(or use `encode_ordinary`)."
+        )
+
+
+class UnknownTokenIdError(TokenmillError, KeyError):
+    """A token id that the vocabulary does not have."""
+
+    def __init__(self, token_id: int, n_vocab: int | None = None) -> None:
+        self.token_id = token_id
+        self.message = f"unknown token id {token_id}"
+        if n_vocab is not None:
+            self.message += f": this vocabulary has ids 0..{n_vocab - 1}"
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UnknownTokenizerError(TokenmillError, ValueError):
+    """A tokenizer name that is neither built in, known for download, nor a file."""
+
+
+class DownloadError(TokenmillError, OSError):
+    """A vocabulary download failed (network, HTTP status, or the cache)."""
+
+
+class HashMismatchError(DownloadError):
+    """Downloaded or cached bytes whose sha256 is not the pinned one; nothing was cached."""
+
+
+class TrainingError(TokenmillError, ValueError):
+    """Training arguments or a corpus that cannot be used."""
+
+
+class CorpusFileError(TrainingError):
+    """An input file that cannot be read as text; the message names the file and offset."""

@@ -1,0 +1,616 @@
+"""The :class:`Tokenizer`: encode, decode, count, truncate, batch and stream.
+
+It has tiktoken's methods with tiktoken's semantics (same ids, same special-token policy,
+same handling of lone surrogates) plus what tiktoken lacks: numpy output, counting without
+building ids, truncation at a token boundary, and a streaming decoder.
+
+>>> import tokenmill
+>>> enc = tokenmill.load("gpt2")
+>>> enc.encode("hello world")
+[31373, 995]
+>>> enc.decode([31373, 995])
+'hello world'
+>>> enc.count("hello world")
+2
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from tokenmill import _core
+from tokenmill.errors import (
+    InvalidSpecialTokensError,
+    InvalidVocabError,
+    UnknownTokenIdError,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+SpecialArg = Literal["all"] | Collection[str]
+
+
+def default_threads() -> int:
+    """Threads a batch uses when the caller does not say: the CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _fix_surrogates(text: str) -> str:
+    """What tiktoken does with text that is not valid Unicode: surrogate pairs written as two
+    code points are joined, lone surrogates become U+FFFD."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+@dataclass(frozen=True)
+class Merge:
+    """One learned merge: token ``256 + rank`` = ``left`` + ``right``, seen ``count`` times."""
+
+    left: int
+    right: int
+    count: int
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer: a vocabulary, a split pattern and special tokens.
+
+    ``mergeable_ranks`` maps token bytes to rank (= id); ranks must be exactly ``0..n-1`` and
+    every single byte must be a token. ``pattern`` is a pattern name (``gpt2``, ``cl100k``,
+    ``o200k``) or any regex. ``special_tokens`` maps strings to ids outside the ranks.
+
+    >>> tok = Tokenizer({bytes([b]): b for b in range(256)} | {b"ab": 256}, "gpt2")
+    >>> tok.encode("abc")
+    [256, 99]
+    """
+
+    def __init__(
+        self,
+        mergeable_ranks: Mapping[bytes, int] | Sequence[bytes],
+        pattern: str,
+        special_tokens: Mapping[str, int] | None = None,
+        *,
+        name: str = "custom",
+        merges: Sequence[Merge] | None = None,
+        explicit_n_vocab: int | None = None,
+    ) -> None:
+        tokens = _dense_tokens(mergeable_ranks)
+        specials = dict(special_tokens or {})
+        self._core = _core.CoreTokenizer(tokens, pattern, list(specials.items()))
+        self.name = name
+        self._special_tokens = specials
+        self._special_set = frozenset(specials)
+        self._merges = tuple(merges) if merges is not None else None
+        self._pretrained: str | None = None
+        if explicit_n_vocab is not None and explicit_n_vocab != self._core.n_vocab:
+            raise InvalidVocabError(
+                f"{name}: expected {explicit_n_vocab} tokens, "
+                f"the vocabulary has {self._core.n_vocab}"
+            )
+
+    @classmethod
+    def _from_core(cls, core: _core.CoreTokenizer, name: str) -> Tokenizer:
+        self = cls.__new__(cls)
+        self._core = core
+        self.name = name
+        self._special_tokens = dict(core.special_tokens())
+        self._special_set = frozenset(self._special_tokens)
+        self._merges = None
+        self._pretrained = None
+        return self
+
+    # ----------------------------------------------------------------------------- properties
+
+    def __repr__(self) -> str:
+        pattern = self._core.pattern_name or "custom"
+        return f"<Tokenizer {self.name!r} n_vocab={self.n_vocab} pattern={pattern}>"
+
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest token id (ordinary or special)."""
+        return self._core.n_vocab
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest token id."""
+        return self._core.n_vocab - 1
+
+    @property
+    def pattern(self) -> str:
+        """The split regex (tiktoken's string for the named patterns)."""
+        return self._core.pattern
+
+    @property
+    def pattern_name(self) -> str | None:
+        """``gpt2``, ``cl100k`` or ``o200k`` when the pattern is one of those, else None."""
+        return self._core.pattern_name
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """Special-token strings and their ids."""
+        return dict(self._special_tokens)
+
+    @property
+    def special_tokens_set(self) -> frozenset[str]:
+        """The special-token strings."""
+        return self._special_set
+
+    @property
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>``."""
+        try:
+            return self._special_tokens["<|endoftext|>"]
+        except KeyError:
+            raise InvalidSpecialTokensError(
+                f"{self.name} has no <|endoftext|> special token"
+            ) from None
+
+    @property
+    def merges(self) -> tuple[Merge, ...] | None:
+        """For a tokenizer trained by tokenmill: each merge with its parents and count."""
+        return self._merges
+
+    @property
+    def mergeable_ranks(self) -> dict[bytes, int]:
+        """Token bytes -> rank for the ordinary tokens (built on demand)."""
+        return {t: i for i, t in enumerate(self._core.tokens())}
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every ordinary token, sorted (as tiktoken returns them)."""
+        return sorted(self._core.tokens())
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether ``token`` is the id of a special token."""
+        return token >= self._core.n_ranks and token in self._special_tokens.values()
+
+    # ------------------------------------------------------------------------------- encoding
+
+    def _special_args(self, allowed: SpecialArg, disallowed: SpecialArg) -> tuple[Any, Any]:
+        """tiktoken's policy: "all" allowed = every special; "all" disallowed = every special
+        not allowed. Returns what the core takes: "all" or a list of ids."""
+        if not allowed and disallowed == "all":  # the default, on every call: keep it cheap
+            return [], ("all" if self._special_tokens else [])
+        if allowed == "all":
+            allowed_set = self._special_set
+        else:
+            allowed_set = frozenset(allowed)
+            unknown = allowed_set - self._special_set
+            if unknown:
+                raise InvalidSpecialTokensError(
+                    f"allowed_special names {sorted(unknown)}, which are not special tokens of "
+                    f"{self.name} (it has {sorted(self._special_set)})"
+                )
+        if disallowed == "all":
+            disallowed_set = self._special_set - allowed_set
+        else:
+            disallowed_set = frozenset(disallowed)
+            unknown = disallowed_set - self._special_set
+            if unknown:
+                raise InvalidSpecialTokensError(
+                    f"disallowed_special names {sorted(unknown)}, which are not special tokens "
+                    f"of {self.name} (it has {sorted(self._special_set)})"
+                )
+        ids = self._special_tokens
+        a: Any = (
+            "all" if allowed_set == self._special_set and ids else [ids[s] for s in allowed_set]
+        )
+        d: Any = [ids[s] for s in disallowed_set]
+        if d and len(d) == len(ids):
+            d = "all"
+        return a, d
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialArg = frozenset(),
+        disallowed_special: SpecialArg = "all",
+    ) -> list[int]:
+        """Encode text. Special-token strings raise unless allowed (tiktoken's policy).
+
+        >>> import tokenmill
+        >>> enc = tokenmill.load("gpt2")
+        >>> enc.encode("<|endoftext|>", allowed_special="all")
+        [50256]
+        >>> enc.encode("<|endoftext|>", disallowed_special=())
+        [27, 91, 437, 1659, 5239, 91, 29]
+        """
+        a, d = self._special_args(allowed_special, disallowed_special)
+        try:
+            return self._core.encode(text, a, d)
+        except UnicodeEncodeError:
+            return self._core.encode(_fix_surrogates(text), a, d)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode text with special-token strings treated as plain text.
+
+        >>> import tokenmill
+        >>> tokenmill.load("gpt2").encode_ordinary("hello world")
+        [31373, 995]
+        """
+        try:
+            return self._core.encode_ordinary(text)
+        except UnicodeEncodeError:
+            return self._core.encode_ordinary(_fix_surrogates(text))
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialArg = frozenset(),
+        disallowed_special: SpecialArg = "all",
+    ) -> npt.NDArray[np.uint32]:
+        """Like :meth:`encode`, returning a ``uint32`` numpy array (no Python ints built).
+
+        >>> import tokenmill
+        >>> tokenmill.load("gpt2").encode_to_numpy("hello world")
+        array([31373,   995], dtype=uint32)
+        """
+        a, d = self._special_args(allowed_special, disallowed_special)
+        try:
+            return self._core.encode_to_numpy(text, a, d)
+        except UnicodeEncodeError:
+            return self._core.encode_to_numpy(_fix_surrogates(text), a, d)
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of a string or bytes that is exactly one token (ordinary or special).
+
+        >>> import tokenmill
+        >>> tokenmill.load("gpt2").encode_single_token(" world")
+        995
+        """
+        if isinstance(text_or_bytes, str):
+            if text_or_bytes in self._special_tokens:
+                return self._special_tokens[text_or_bytes]
+            data = text_or_bytes.encode("utf-8", "surrogatepass")
+        else:
+            data = bytes(text_or_bytes)
+        rank = self._core.rank(data)
+        if rank is None:
+            raise KeyError(f"{text_or_bytes!r} is not a single token of {self.name}")
+        return rank
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialArg = frozenset(),
+        disallowed_special: SpecialArg = "all",
+    ) -> int:
+        """How many tokens :meth:`encode` would return, without building the list.
+
+        >>> import tokenmill
+        >>> tokenmill.load("cl100k_base").count("tokenization is fun")
+        4
+        """
+        a, d = self._special_args(allowed_special, disallowed_special)
+        try:
+            return self._core.count(text, a, d)
+        except UnicodeEncodeError:
+            return self._core.count(_fix_surrogates(text), a, d)
+
+    def _batch(self, method: str, texts: Sequence[str], *args: Any) -> Any:
+        texts = list(texts)
+        try:
+            return getattr(self._core, method)(texts, *args)
+        except UnicodeEncodeError:
+            return getattr(self._core, method)([_clean(t) for t in texts], *args)
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int | None = None,
+        allowed_special: SpecialArg = frozenset(),
+        disallowed_special: SpecialArg = "all",
+    ) -> list[list[int]]:
+        """Encode many texts on ``num_threads`` threads (default: all CPUs), GIL released.
+
+        >>> import tokenmill
+        >>> tokenmill.load("gpt2").encode_batch(["hello", "world"], num_threads=2)
+        [[31373], [6894]]
+        """
+        a, d = self._special_args(allowed_special, disallowed_special)
+        return self._batch("encode_batch", texts, a, d, _threads(num_threads))
+
+    def encode_ordinary_batch(
+        self, texts: Sequence[str], *, num_threads: int | None = None
+    ) -> list[list[int]]:
+        """:meth:`encode_ordinary` for many texts, in parallel."""
+        return self._batch("encode_batch", texts, [], [], _threads(num_threads))
+
+    def encode_batch_to_numpy(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int | None = None,
+        allowed_special: SpecialArg = frozenset(),
+        disallowed_special: SpecialArg = "all",
+    ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """Encode many texts into one flat ``uint32`` array and ``len(texts) + 1`` offsets:
+        the ids of text ``i`` are ``ids[offsets[i]:offsets[i + 1]]``.
+
+        >>> import tokenmill
+        >>> ids, offsets = tokenmill.load("gpt2").encode_batch_to_numpy(["hello", "big world"])
+        >>> ids.tolist(), offsets.tolist()
+        ([31373, 14261, 995], [0, 1, 3])
+        """
+        a, d = self._special_args(allowed_special, disallowed_special)
+        return self._batch("encode_batch_flat", texts, a, d, _threads(num_threads))
+
+    def count_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int | None = None,
+        allowed_special: SpecialArg = frozenset(),
+        disallowed_special: SpecialArg = "all",
+    ) -> list[int]:
+        """:meth:`count` for many texts, in parallel."""
+        a, d = self._special_args(allowed_special, disallowed_special)
+        return self._batch("count_batch", texts, a, d, _threads(num_threads))
+
+    def truncate(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        allowed_special: SpecialArg = frozenset(),
+        disallowed_special: SpecialArg = "all",
+    ) -> str:
+        """The longest prefix of ``text`` that ends at a token boundary of its encoding, is
+        valid text, and encodes to at most ``max_tokens`` tokens.
+
+        >>> import tokenmill
+        >>> tokenmill.load("gpt2").truncate("The quick brown fox", 2)
+        'The quick'
+        """
+        if max_tokens < 0:
+            raise ValueError(f"max_tokens must be >= 0, got {max_tokens}")
+        kwargs: dict[str, Any] = {
+            "allowed_special": allowed_special,
+            "disallowed_special": disallowed_special,
+        }
+        ids = self.encode(text, **kwargs)
+        if len(ids) <= max_tokens:
+            return text
+        keep = max_tokens
+        while True:
+            # A character split across tokens is dropped whole: the prefix stays valid text.
+            prefix = self.decode_bytes(ids[:keep]).decode("utf-8", "ignore")
+            if not text.startswith(prefix):
+                prefix = _common_prefix(text, prefix)
+            if keep == 0 or self.count(prefix, **kwargs) <= max_tokens:
+                return prefix
+            keep -= 1
+
+    # ------------------------------------------------------------------------------- decoding
+
+    def decode_bytes(self, tokens: Sequence[int] | npt.NDArray[Any]) -> bytes:
+        """The bytes of the tokens, concatenated.
+
+        >>> import tokenmill
+        >>> tokenmill.load("gpt2").decode_bytes([31373, 995])
+        b'hello world'
+        """
+        return self._core.decode_bytes(_as_ids(tokens))
+
+    def decode(self, tokens: Sequence[int] | npt.NDArray[Any], errors: str = "replace") -> str:
+        """Decode to text; bytes that are not valid UTF-8 are handled by ``errors``
+        (``"replace"`` by default, as tiktoken does).
+
+        >>> import tokenmill
+        >>> enc = tokenmill.load("gpt2")
+        >>> enc.decode(enc.encode("naïve café"))
+        'naïve café'
+        """
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token.
+
+        >>> import tokenmill
+        >>> tokenmill.load("gpt2").decode_single_token_bytes(995)
+        b' world'
+        """
+        return self._core.token_bytes(token)
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """The bytes of each token, as a list."""
+        return [self._core.token_bytes(t) for t in tokens]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """The text and, for each token, the index of the character it starts in (a token
+        that starts inside a multi-byte character is given that character's index).
+
+        >>> import tokenmill
+        >>> tokenmill.load("gpt2").decode_with_offsets([31373, 995])
+        ('hello world', [0, 5])
+        """
+        token_bytes = self.decode_tokens_bytes(tokens)
+        offsets = []
+        text_len = 0
+        for b in token_bytes:
+            # tiktoken's rule: a token starting with a continuation byte belongs to the
+            # character before it.
+            offsets.append(max(0, text_len - (0x80 <= b[0] < 0xC0)))
+            text_len += sum(1 for c in b if not 0x80 <= c < 0xC0)
+        return b"".join(token_bytes).decode("utf-8", errors="strict"), offsets
+
+    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace") -> list[str]:
+        """:meth:`decode` for many token lists."""
+        return [self.decode(tokens, errors=errors) for tokens in batch]
+
+    def decode_bytes_batch(self, batch: Sequence[Sequence[int]]) -> list[bytes]:
+        """:meth:`decode_bytes` for many token lists."""
+        return [self.decode_bytes(tokens) for tokens in batch]
+
+    def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
+        """A decoder fed one token at a time that emits text only once characters are whole.
+
+        >>> import tokenmill
+        >>> enc = tokenmill.load("gpt2")
+        >>> dec = enc.stream_decoder()
+        >>> [dec.push(t) for t in enc.encode("é")]
+        ['', 'é']
+        """
+        return StreamDecoder(self, errors)
+
+    def decode_stream(self, tokens: Iterable[int], errors: str = "replace") -> Iterator[str]:
+        """Decode an iterable of tokens lazily, yielding text as characters complete."""
+        dec = self.stream_decoder(errors)
+        for t in tokens:
+            piece = dec.push(t)
+            if piece:
+                yield piece
+        tail = dec.flush()
+        if tail:
+            yield tail
+
+    # ---------------------------------------------------------------------------- inspection
+
+    def chunks(self, text: str) -> list[str]:
+        """The pre-tokenization chunks of ``text`` (merges never cross them).
+
+        >>> import tokenmill
+        >>> tokenmill.load("gpt2").chunks("I've got 12 cats")
+        ['I', "'ve", ' got', ' 12', ' cats']
+        """
+        try:
+            return self._core.chunks(text)
+        except UnicodeEncodeError:
+            return self._core.chunks(_fix_surrogates(text))
+
+    # ------------------------------------------------------------------------------- pickling
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self._pretrained is not None:
+            from tokenmill.pretrained import load_pretrained
+
+            return (load_pretrained, (self._pretrained,))
+        return (
+            _rebuild,
+            (self._core.tokens(), self.pattern, self._special_tokens, self.name, self._merges),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        return (
+            self.pattern == other.pattern
+            and self._special_tokens == other._special_tokens
+            and self._core.tokens() == other._core.tokens()
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class StreamDecoder:
+    """Turns tokens into text incrementally: bytes of a character split across tokens are held
+    back until the character is complete.
+
+    >>> import tokenmill
+    >>> enc = tokenmill.load("cl100k_base")
+    >>> dec = enc.stream_decoder()
+    >>> "".join(dec.push(t) for t in enc.encode("日本語 ok")) + dec.flush()
+    '日本語 ok'
+    """
+
+    def __init__(self, tokenizer: Tokenizer, errors: str = "replace") -> None:
+        self._tokenizer = tokenizer
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors=errors)
+
+    def push(self, token: int) -> str:
+        """Add one token; return the text it completes (possibly empty)."""
+        return self._decoder.decode(self._tokenizer.decode_single_token_bytes(token))
+
+    def push_many(self, tokens: Iterable[int]) -> str:
+        """Add several tokens; return the text they complete."""
+        return self._decoder.decode(self._tokenizer.decode_bytes(list(tokens)))
+
+    def flush(self) -> str:
+        """End of stream: return what is held back (decoded with ``errors``)."""
+        return self._decoder.decode(b"", final=True)
+
+    @property
+    def pending(self) -> bytes:
+        """Bytes held back because they do not complete a character yet."""
+        return self._decoder.getstate()[0]
+
+
+def _rebuild(
+    tokens: list[bytes],
+    pattern: str,
+    special_tokens: dict[str, int],
+    name: str,
+    merges: Sequence[Merge] | None,
+) -> Tokenizer:
+    return Tokenizer(tokens, pattern, special_tokens, name=name, merges=merges)
+
+
+def _threads(num_threads: int | None) -> int:
+    if num_threads is None:
+        return default_threads()
+    if num_threads < 1:
+        raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+    return num_threads
+
+
+def _clean(text: str) -> str:
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _fix_surrogates(text)
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return a[:n]
+
+
+def _as_ids(tokens: Sequence[int] | npt.NDArray[Any]) -> Any:
+    """Lists pass through; numpy arrays become uint32 arrays (or lists if out of range)."""
+    if hasattr(tokens, "dtype"):
+        import numpy as np
+
+        arr = np.asarray(tokens)
+        if arr.ndim != 1:
+            raise ValueError(f"expected a 1-D array of token ids, got shape {arr.shape}")
+        if arr.dtype == np.uint32:
+            return np.ascontiguousarray(arr)
+        return arr.tolist()
+    if isinstance(tokens, list):
+        return tokens
+    return list(tokens)
+
+
+def _dense_tokens(ranks: Mapping[bytes, int] | Sequence[bytes]) -> list[bytes]:
+    """Token bytes indexed by rank; the ranks must be exactly 0..n-1."""
+    if not isinstance(ranks, Mapping):
+        return [bytes(t) for t in ranks]
+    tokens: list[bytes | None] = [None] * len(ranks)
+    for token, rank in ranks.items():
+        if not isinstance(rank, int) or not 0 <= rank < len(ranks):
+            raise InvalidVocabError(
+                f"rank {rank!r} of token {token!r} is outside 0..{len(ranks) - 1}: ranks must "
+                "be the numbers 0..n-1 without gaps"
+            )
+        if tokens[rank] is not None:
+            raise InvalidVocabError(f"rank {rank} is given to both {tokens[rank]!r} and {token!r}")
+        tokens[rank] = bytes(token)
+    return tokens  # type: ignore[return-value]
+
+
+__all__ = ["Merge", "StreamDecoder", "Tokenizer", "UnknownTokenIdError", "default_threads"]

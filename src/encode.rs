@@ -1,0 +1,522 @@
+//! Encoding: split text into chunks, turn each chunk into ranks with tiktoken's rule.
+//!
+//! The rule: a chunk that is itself a token is one id; otherwise start from single bytes and
+//! repeatedly merge the adjacent pair whose concatenation has the lowest rank (leftmost on
+//! ties) until no adjacent pair concatenates to a token.
+
+use crate::error::Error;
+use crate::pretokenize::Splitter;
+use crate::vocab::Vocab;
+use aho_corasick::{AhoCorasick, MatchKind};
+use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Chunks at least this long take the heap path (O(n log n)); shorter ones the O(n^2)
+/// rescan, which is faster when n is small because it stays in a few cache lines.
+const LARGE_CHUNK: usize = 128;
+
+/// Special tokens: strings cut out of the text before splitting, each with a fixed id.
+#[derive(Debug, Clone)]
+pub struct Specials {
+    names: Vec<String>,
+    ids: Vec<u32>,
+    by_id: FxHashMap<u32, usize>,
+    matcher: Option<AhoCorasick>,
+}
+
+impl Specials {
+    /// Build from `(string, id)` pairs; ids must not collide with the mergeable ranks.
+    pub fn new(specials: &[(String, u32)], n_ranks: usize) -> Result<Specials, Error> {
+        let mut by_id = FxHashMap::default();
+        let mut seen = FxHashMap::default();
+        for (i, (name, id)) in specials.iter().enumerate() {
+            if name.is_empty() {
+                return Err(Error::InvalidSpecialTokens {
+                    message: "a special token is the empty string".into(),
+                });
+            }
+            if (*id as usize) < n_ranks {
+                return Err(Error::InvalidSpecialTokens {
+                    message: format!(
+                        "special token {name:?} has id {id}, which is already an ordinary token"
+                    ),
+                });
+            }
+            // Two names may share an id (tiktoken's o200k_harmony does); decoding gives the last.
+            by_id.insert(*id, i);
+            if seen.insert(name.as_str(), i).is_some() {
+                return Err(Error::InvalidSpecialTokens {
+                    message: format!("special token {name:?} is listed twice"),
+                });
+            }
+        }
+        let names: Vec<String> = specials.iter().map(|(n, _)| n.clone()).collect();
+        let matcher = if names.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(&names)
+                    .map_err(|e| Error::InvalidSpecialTokens {
+                        message: e.to_string(),
+                    })?,
+            )
+        };
+        Ok(Specials {
+            names,
+            ids: specials.iter().map(|(_, id)| *id).collect(),
+            by_id,
+            matcher,
+        })
+    }
+
+    /// The (string, id) pairs, in definition order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.names
+            .iter()
+            .map(String::as_str)
+            .zip(self.ids.iter().copied())
+    }
+
+    /// The string of special token `id`.
+    pub fn name(&self, id: u32) -> Option<&str> {
+        self.by_id.get(&id).map(|&i| self.names[i].as_str())
+    }
+
+    /// The id of a special-token string.
+    pub fn id(&self, name: &str) -> Option<u32> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| self.ids[i])
+    }
+
+    /// Leftmost occurrence at or after `from` of a special token accepted by `accept`.
+    ///
+    /// Like tiktoken, a match that is not accepted makes the search resume one byte after its
+    /// start, so a rejected token cannot hide an accepted one that overlaps it.
+    fn find(
+        &self,
+        text: &str,
+        mut from: usize,
+        accept: impl Fn(u32) -> bool,
+    ) -> Option<(usize, usize, u32)> {
+        let matcher = self.matcher.as_ref()?;
+        while from <= text.len() {
+            let input = aho_corasick::Input::new(text).range(from..);
+            let m = matcher.find(input)?;
+            let id = self.ids[m.pattern().as_usize()];
+            if accept(id) {
+                return Some((m.start(), m.end(), id));
+            }
+            from = m.start() + 1;
+        }
+        None
+    }
+}
+
+/// Which special tokens an `encode` call treats as special.
+#[derive(Debug, Clone, Copy)]
+pub enum Allowed<'a> {
+    None,
+    All,
+    Ids(&'a [u32]),
+}
+
+impl Allowed<'_> {
+    #[inline]
+    fn contains(&self, id: u32) -> bool {
+        match self {
+            Allowed::None => false,
+            Allowed::All => true,
+            Allowed::Ids(ids) => ids.contains(&id),
+        }
+    }
+
+    fn is_none(&self) -> bool {
+        match self {
+            Allowed::None => true,
+            Allowed::All => false,
+            Allowed::Ids(ids) => ids.is_empty(),
+        }
+    }
+}
+
+/// A vocabulary, a splitter and special tokens: everything needed to encode and decode.
+#[derive(Debug, Clone)]
+pub struct Encoder {
+    vocab: Vocab,
+    splitter: Splitter,
+    specials: Specials,
+}
+
+impl Encoder {
+    pub fn new(
+        vocab: Vocab,
+        splitter: Splitter,
+        specials: &[(String, u32)],
+    ) -> Result<Encoder, Error> {
+        let specials = Specials::new(specials, vocab.len())?;
+        Ok(Encoder {
+            vocab,
+            splitter,
+            specials,
+        })
+    }
+
+    pub fn vocab(&self) -> &Vocab {
+        &self.vocab
+    }
+
+    pub fn splitter(&self) -> &Splitter {
+        &self.splitter
+    }
+
+    pub fn specials(&self) -> &Specials {
+        &self.specials
+    }
+
+    /// One more than the largest id (mergeable or special).
+    pub fn n_vocab(&self) -> usize {
+        self.specials
+            .ids
+            .iter()
+            .map(|&id| id as usize + 1)
+            .fold(self.vocab.len(), usize::max)
+    }
+
+    /// Encode treating special-token strings as plain text.
+    pub fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) -> Result<(), Error> {
+        self.splitter
+            .split(text, |chunk| self.encode_chunk(chunk.as_bytes(), out))
+    }
+
+    /// Encode with tiktoken's special-token policy: a `disallowed` special in the text is an
+    /// error; `allowed` specials become their ids; all other text is ordinary.
+    pub fn encode(
+        &self,
+        text: &str,
+        allowed: Allowed<'_>,
+        disallowed: Allowed<'_>,
+        out: &mut Vec<u32>,
+    ) -> Result<(), Error> {
+        if !disallowed.is_none() {
+            if let Some((s, e, _)) = self.specials.find(text, 0, |id| disallowed.contains(id)) {
+                return Err(Error::DisallowedSpecialToken {
+                    token: text[s..e].to_string(),
+                });
+            }
+        }
+        if allowed.is_none() {
+            return self.encode_ordinary(text, out);
+        }
+        let mut start = 0;
+        while let Some((s, e, id)) = self.specials.find(text, start, |id| allowed.contains(id)) {
+            self.encode_ordinary(&text[start..s], out)?;
+            out.push(id);
+            start = e;
+        }
+        self.encode_ordinary(&text[start..], out)
+    }
+
+    /// Number of tokens `encode` would return, without keeping the ids.
+    pub fn count(
+        &self,
+        text: &str,
+        allowed: Allowed<'_>,
+        disallowed: Allowed<'_>,
+    ) -> Result<usize, Error> {
+        // Chunks are short, so reusing one small buffer keeps this allocation-free.
+        let mut buf = Vec::new();
+        let mut n = 0;
+        let mut count_ordinary = |t: &str, buf: &mut Vec<u32>| {
+            self.splitter.split(t, |chunk| {
+                buf.clear();
+                self.encode_chunk(chunk.as_bytes(), buf);
+                n += buf.len();
+            })
+        };
+        if !disallowed.is_none() {
+            if let Some((s, e, _)) = self.specials.find(text, 0, |id| disallowed.contains(id)) {
+                return Err(Error::DisallowedSpecialToken {
+                    token: text[s..e].to_string(),
+                });
+            }
+        }
+        let mut specials = 0;
+        let mut start = 0;
+        if !allowed.is_none() {
+            while let Some((s, e, id)) = self.specials.find(text, start, |id| allowed.contains(id))
+            {
+                let _ = id;
+                count_ordinary(&text[start..s], &mut buf)?;
+                specials += 1;
+                start = e;
+            }
+        }
+        count_ordinary(&text[start..], &mut buf)?;
+        Ok(n + specials)
+    }
+
+    /// Encode one chunk (already split) onto `out`.
+    #[inline]
+    pub fn encode_chunk(&self, chunk: &[u8], out: &mut Vec<u32>) {
+        if let Some(rank) = self.vocab.rank(chunk) {
+            out.push(rank);
+        } else {
+            bpe(&self.vocab, chunk, u32::MAX, out);
+        }
+    }
+
+    /// The bytes of one token id (mergeable or special).
+    pub fn token_bytes(&self, id: u32) -> Result<&[u8], Error> {
+        if let Some(b) = self.vocab.get(id) {
+            return Ok(b);
+        }
+        self.specials
+            .name(id)
+            .map(str::as_bytes)
+            .ok_or(Error::UnknownTokenId { id: id as u64 })
+    }
+
+    /// Concatenate the bytes of `ids` onto `out`.
+    pub fn decode_bytes(&self, ids: &[u32], out: &mut Vec<u8>) -> Result<(), Error> {
+        for &id in ids {
+            out.extend_from_slice(self.token_bytes(id)?);
+        }
+        Ok(())
+    }
+}
+
+/// tiktoken's merge of one chunk, using only merges whose rank is below `limit`.
+#[inline]
+fn bpe(vocab: &Vocab, chunk: &[u8], limit: u32, out: &mut Vec<u32>) {
+    if chunk.len() < LARGE_CHUNK {
+        bpe_small(vocab, chunk, limit, out);
+    } else {
+        bpe_large(vocab, chunk, limit, out);
+    }
+}
+
+/// For each token, the two tokens that merge into it: what BPE makes of its bytes using only
+/// lower ranks, when that is exactly two tokens. `None` for single bytes and for tokens that
+/// no sequence of merges produces (they can only appear when a whole chunk equals them).
+pub fn merge_parents(vocab: &Vocab) -> Vec<Option<(u32, u32)>> {
+    let mut parts = Vec::new();
+    (0..vocab.len() as u32)
+        .map(|rank| {
+            let bytes = vocab.token(rank);
+            if bytes.len() < 2 {
+                return None;
+            }
+            parts.clear();
+            bpe(vocab, bytes, rank, &mut parts);
+            (parts.len() == 2).then(|| (parts[0], parts[1]))
+        })
+        .collect()
+}
+
+/// O(n^2) merge for short chunks: keep the rank of every adjacent pair, merge the leftmost
+/// minimum, update the two neighbours.
+fn bpe_small(vocab: &Vocab, chunk: &[u8], limit: u32, out: &mut Vec<u32>) {
+    let rank = |l, r| {
+        vocab
+            .merge_rank(l, r)
+            .filter(|&m| m < limit)
+            .unwrap_or(u32::MAX)
+    };
+    let n = chunk.len();
+    if n == 1 {
+        out.push(vocab.byte_rank(chunk[0]));
+        return;
+    }
+    let mut ids = [0u32; LARGE_CHUNK];
+    let mut pair = [u32::MAX; LARGE_CHUNK];
+    for (i, &b) in chunk.iter().enumerate() {
+        ids[i] = vocab.byte_rank(b);
+    }
+    for i in 0..n - 1 {
+        pair[i] = rank(ids[i], ids[i + 1]);
+    }
+    let mut len = n;
+    loop {
+        let mut best = u32::MAX;
+        let mut at = 0;
+        for (i, &r) in pair[..len - 1].iter().enumerate() {
+            if r < best {
+                best = r;
+                at = i;
+            }
+        }
+        if best == u32::MAX {
+            break;
+        }
+        ids[at] = best;
+        ids.copy_within(at + 2..len, at + 1);
+        if at + 2 < len - 1 {
+            pair.copy_within(at + 2..len - 1, at + 1);
+        }
+        len -= 1;
+        if at + 1 < len {
+            pair[at] = rank(ids[at], ids[at + 1]);
+        }
+        if at > 0 {
+            pair[at - 1] = rank(ids[at - 1], ids[at]);
+        }
+        if len == 1 {
+            break;
+        }
+    }
+    out.extend_from_slice(&ids[..len]);
+}
+
+/// O(n log n) merge for long chunks: a heap of (rank, position) candidates over a linked list
+/// of parts, with stale candidates skipped when popped.
+fn bpe_large(vocab: &Vocab, chunk: &[u8], limit: u32, out: &mut Vec<u32>) {
+    let merge = |l, r| vocab.merge_rank(l, r).filter(|&m| m < limit);
+    const NONE: u32 = u32::MAX;
+    let n = chunk.len();
+    let mut ids: Vec<u32> = chunk.iter().map(|&b| vocab.byte_rank(b)).collect();
+    let mut next: Vec<u32> = (1..=n as u32).collect();
+    next[n - 1] = NONE;
+    let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+    prev[0] = NONE;
+    let mut heap = BinaryHeap::with_capacity(n);
+    for i in 0..n - 1 {
+        if let Some(r) = merge(ids[i], ids[i + 1]) {
+            heap.push(Reverse((r, i as u32)));
+        }
+    }
+    let mut alive = vec![true; n];
+    while let Some(Reverse((rank, pos))) = heap.pop() {
+        let p = pos as usize;
+        if !alive[p] {
+            continue;
+        }
+        let q = next[p];
+        if q == NONE || merge(ids[p], ids[q as usize]) != Some(rank) {
+            continue;
+        }
+        let q = q as usize;
+        ids[p] = rank;
+        alive[q] = false;
+        let after = next[q];
+        next[p] = after;
+        if after != NONE {
+            prev[after as usize] = pos;
+            if let Some(r) = merge(rank, ids[after as usize]) {
+                heap.push(Reverse((r, pos)));
+            }
+        }
+        let before = prev[p];
+        if before != NONE {
+            if let Some(r) = merge(ids[before as usize], rank) {
+                heap.push(Reverse((r, before)));
+            }
+        }
+    }
+    let mut i = 0u32;
+    while i != NONE {
+        out.push(ids[i as usize]);
+        i = next[i as usize];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vocab(extra: &[&[u8]]) -> Vocab {
+        let mut v: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        v.extend(extra.iter().map(|e| e.to_vec()));
+        Vocab::new(&v).unwrap()
+    }
+
+    fn both(v: &Vocab, s: &[u8]) -> Vec<u32> {
+        let mut a = Vec::new();
+        bpe_small(v, s, u32::MAX, &mut a);
+        let mut b = Vec::new();
+        bpe_large(v, s, u32::MAX, &mut b);
+        assert_eq!(a, b, "small and large paths disagree on {s:?}");
+        a
+    }
+
+    #[test]
+    fn merges_lowest_rank_first_leftmost_on_ties() {
+        let v = vocab(&[b"aa", b"aaaa"]);
+        assert_eq!(both(&v, b"aaa"), [256, 97]);
+        assert_eq!(both(&v, b"aaaa"), [257]);
+        assert_eq!(both(&v, b"aaaaa"), [257, 97]);
+        let v = vocab(&[b"aa", b"aaa", b"aaaa"]);
+        assert_eq!(both(&v, b"aaa"), [257]);
+        assert_eq!(both(&v, b"aaaaa"), [256, 257]);
+    }
+
+    #[test]
+    fn rank_of_concatenation_decides() {
+        // "bc" (256) merges before "ab" (257); "abc" (258) then forms from "a" + "bc".
+        let v = vocab(&[b"bc", b"ab", b"abc"]);
+        assert_eq!(both(&v, b"abc"), [258]);
+        assert_eq!(both(&v, b"abcx"), [258, 120]);
+    }
+
+    #[test]
+    fn large_path_matches_small_on_long_runs() {
+        let v = vocab(&[b"aa", b"ab", b"aaaa", b"ba", b"abab", b"aab"]);
+        let s: Vec<u8> = (0..120)
+            .map(|i| if i % 3 == 0 { b'b' } else { b'a' })
+            .collect();
+        both(&v, &s);
+    }
+
+    #[test]
+    fn parents_are_the_last_merge() {
+        let v = vocab(&[b"bc", b"ab", b"abc", b"zz\xff"]);
+        let p = merge_parents(&v);
+        assert_eq!(p[256], Some((98, 99)));
+        assert_eq!(p[258], Some((97, 256)));
+        assert_eq!(p[259], None);
+        assert_eq!(p[97], None);
+    }
+
+    #[test]
+    fn specials_follow_the_policy() {
+        let e = Encoder::new(
+            vocab(&[]),
+            Splitter::new("gpt2").unwrap(),
+            &[("<|end|>".to_string(), 300)],
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let err = e
+            .encode("a<|end|>", Allowed::None, Allowed::All, &mut out)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::DisallowedSpecialToken {
+                token: "<|end|>".into()
+            }
+        );
+        e.encode("a<|end|>b", Allowed::All, Allowed::None, &mut out)
+            .unwrap();
+        assert_eq!(out, [97, 300, 98]);
+        assert_eq!(
+            e.count("a<|end|>b", Allowed::All, Allowed::None).unwrap(),
+            3
+        );
+        out.clear();
+        e.encode("<|end|>", Allowed::None, Allowed::None, &mut out)
+            .unwrap();
+        assert_eq!(out.len(), 7);
+        assert_eq!(e.n_vocab(), 301);
+        let mut bytes = Vec::new();
+        e.decode_bytes(&[97, 300], &mut bytes).unwrap();
+        assert_eq!(bytes, b"a<|end|>");
+        assert_eq!(
+            e.decode_bytes(&[299], &mut bytes),
+            Err(Error::UnknownTokenId { id: 299 })
+        );
+    }
+}

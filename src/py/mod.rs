@@ -1,0 +1,466 @@
+//! PyO3 bindings: the only place that knows Python. Each method converts its arguments,
+//! releases the GIL for the work, calls the core and maps [`Error`] to a Python exception.
+
+use crate::encode::{Allowed, Encoder};
+use crate::error::Error;
+use crate::pretokenize::{self, Splitter};
+use crate::vocab::{self, Vocab};
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyBytes, PyList, PyString, PyType};
+use rayon::prelude::*;
+use std::sync::{Arc, Mutex};
+
+/// Raise the tokenmill.errors class `name` built with `args`.
+fn raise<'py, A: pyo3::call::PyCallArgs<'py>>(py: Python<'py>, name: &str, args: A) -> PyErr {
+    let made = py
+        .import("tokenmill.errors")
+        .and_then(|m| m.getattr(name))
+        .and_then(|cls| cls.cast_into::<PyType>().map_err(PyErr::from))
+        .and_then(|cls| cls.call1(args));
+    match made {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
+}
+
+/// Map a core error to its Python exception; `n_vocab` adds context to unknown ids.
+pub(crate) fn to_py(py: Python<'_>, err: Error, n_vocab: Option<usize>) -> PyErr {
+    match err {
+        Error::InvalidPattern { .. } | Error::RegexRuntime { .. } => {
+            raise(py, "InvalidPatternError", (err.to_string(),))
+        }
+        Error::InvalidVocab { .. } => raise(py, "InvalidVocabError", (err.to_string(),)),
+        Error::VocabFile { line, message } => {
+            raise(py, "VocabFileError", ("<rank file>", line, message))
+        }
+        Error::InvalidSpecialTokens { .. } => {
+            raise(py, "InvalidSpecialTokensError", (err.to_string(),))
+        }
+        Error::UnknownTokenId { id } => raise(py, "UnknownTokenIdError", (id, n_vocab)),
+        Error::DisallowedSpecialToken { token } => {
+            raise(py, "DisallowedSpecialTokenError", (token,))
+        }
+        Error::InvalidTraining { .. } => raise(py, "TrainingError", (err.to_string(),)),
+    }
+}
+
+/// Which specials an encode call allows/disallows: the string "all" or a list of ids.
+enum SpecialSet {
+    All,
+    Ids(Vec<u32>),
+}
+
+impl SpecialSet {
+    fn extract(obj: &Bound<'_, PyAny>) -> PyResult<SpecialSet> {
+        if let Ok(s) = obj.cast::<PyString>() {
+            if s.to_str()? == "all" {
+                return Ok(SpecialSet::All);
+            }
+            return Err(PyValueError::new_err(
+                "expected 'all' or a list of special-token ids",
+            ));
+        }
+        Ok(SpecialSet::Ids(obj.extract()?))
+    }
+
+    fn as_allowed(&self) -> Allowed<'_> {
+        match self {
+            SpecialSet::All => Allowed::All,
+            SpecialSet::Ids(ids) if ids.is_empty() => Allowed::None,
+            SpecialSet::Ids(ids) => Allowed::Ids(ids),
+        }
+    }
+}
+
+/// Rayon pools by thread count, built once: building a pool costs more than a small batch.
+fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
+    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let threads = threads.max(1);
+    let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("tokenmill-{i}"))
+            .build()
+            .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?,
+    );
+    pools.push((threads, p.clone()));
+    Ok(p)
+}
+
+/// Flat ids of a batch and the offsets where each text's ids start.
+type FlatIds<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>);
+
+/// The native tokenizer: vocabulary, splitter and special tokens. Immutable and thread-safe.
+#[pyclass(module = "tokenmill._core", frozen)]
+pub struct CoreTokenizer {
+    enc: Arc<Encoder>,
+}
+
+impl CoreTokenizer {
+    fn err(&self, py: Python<'_>, e: Error) -> PyErr {
+        to_py(py, e, Some(self.enc.n_vocab()))
+    }
+
+    fn encode_one(
+        &self,
+        text: &str,
+        allowed: &SpecialSet,
+        disallowed: &SpecialSet,
+    ) -> Result<Vec<u32>, Error> {
+        let mut out = Vec::with_capacity(text.len() / 4 + 4);
+        self.enc.encode(
+            text,
+            allowed.as_allowed(),
+            disallowed.as_allowed(),
+            &mut out,
+        )?;
+        Ok(out)
+    }
+
+    fn encode_many(
+        &self,
+        py: Python<'_>,
+        texts: &[PyBackedStr],
+        allowed: &SpecialSet,
+        disallowed: &SpecialSet,
+        num_threads: usize,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let pool = pool(num_threads)?;
+        py.detach(|| {
+            pool.install(|| {
+                texts
+                    .par_iter()
+                    .with_min_len(4)
+                    .map(|t| self.encode_one(t, allowed, disallowed))
+                    .collect::<Result<Vec<_>, Error>>()
+            })
+        })
+        .map_err(|e| self.err(py, e))
+    }
+}
+
+/// Token ids from a list of ints or a uint32 numpy array; anything outside u32 is unknown.
+fn ids_from_py(ids: &Bound<'_, PyAny>, n_vocab: usize) -> PyResult<Vec<u32>> {
+    if let Ok(arr) = ids.cast::<PyArray1<u32>>() {
+        return Ok(arr.readonly().as_slice()?.to_vec());
+    }
+    let wide: Vec<i64> = ids.extract()?;
+    let mut out = Vec::with_capacity(wide.len());
+    for i in wide {
+        match u32::try_from(i) {
+            Ok(id) => out.push(id),
+            Err(_) => return Err(raise(ids.py(), "UnknownTokenIdError", (i, n_vocab))),
+        }
+    }
+    Ok(out)
+}
+
+#[pymethods]
+impl CoreTokenizer {
+    /// tokens: the bytes of each mergeable token, indexed by rank. pattern: a pattern name or
+    /// regex. special_tokens: (string, id) pairs.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        tokens: Vec<Vec<u8>>,
+        pattern: &str,
+        special_tokens: Vec<(String, u32)>,
+    ) -> PyResult<Self> {
+        let enc = py
+            .detach(|| {
+                let vocab = Vocab::new(&tokens)?;
+                let splitter = Splitter::new(pattern)?;
+                Encoder::new(vocab, splitter, &special_tokens)
+            })
+            .map_err(|e| to_py(py, e, None))?;
+        Ok(CoreTokenizer { enc: Arc::new(enc) })
+    }
+
+    /// Build straight from the bytes of a tiktoken rank file (no Python objects per token).
+    #[staticmethod]
+    fn from_rank_file(
+        py: Python<'_>,
+        data: &[u8],
+        pattern: &str,
+        special_tokens: Vec<(String, u32)>,
+    ) -> PyResult<Self> {
+        let enc = py
+            .detach(|| {
+                let vocab = Vocab::new(&vocab::parse_rank_file(data)?)?;
+                let splitter = Splitter::new(pattern)?;
+                Encoder::new(vocab, splitter, &special_tokens)
+            })
+            .map_err(|e| to_py(py, e, None))?;
+        Ok(CoreTokenizer { enc: Arc::new(enc) })
+    }
+
+    #[getter]
+    fn n_vocab(&self) -> usize {
+        self.enc.n_vocab()
+    }
+
+    #[getter]
+    fn n_ranks(&self) -> usize {
+        self.enc.vocab().len()
+    }
+
+    #[getter]
+    fn pattern(&self) -> &str {
+        self.enc.splitter().pattern()
+    }
+
+    #[getter]
+    fn pattern_name(&self) -> Option<&'static str> {
+        self.enc.splitter().named().map(|n| n.name())
+    }
+
+    #[getter]
+    fn max_token_len(&self) -> usize {
+        self.enc.vocab().max_token_len()
+    }
+
+    fn special_tokens(&self) -> Vec<(String, u32)> {
+        self.enc
+            .specials()
+            .iter()
+            .map(|(s, id)| (s.to_string(), id))
+            .collect()
+    }
+
+    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+        let mut out = Vec::with_capacity(text.len() / 4 + 4);
+        py.detach(|| self.enc.encode_ordinary(text, &mut out))
+            .map_err(|e| self.err(py, e))?;
+        PyList::new(py, out)
+    }
+
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (a, d) = (
+            SpecialSet::extract(allowed)?,
+            SpecialSet::extract(disallowed)?,
+        );
+        let out = py
+            .detach(|| self.encode_one(text, &a, &d))
+            .map_err(|e| self.err(py, e))?;
+        PyList::new(py, out)
+    }
+
+    fn encode_to_numpy<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let (a, d) = (
+            SpecialSet::extract(allowed)?,
+            SpecialSet::extract(disallowed)?,
+        );
+        let out = py
+            .detach(|| self.encode_one(text, &a, &d))
+            .map_err(|e| self.err(py, e))?;
+        Ok(PyArray1::from_vec(py, out))
+    }
+
+    fn count(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: &Bound<'_, PyAny>,
+        disallowed: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        let (a, d) = (
+            SpecialSet::extract(allowed)?,
+            SpecialSet::extract(disallowed)?,
+        );
+        py.detach(|| self.enc.count(text, a.as_allowed(), d.as_allowed()))
+            .map_err(|e| self.err(py, e))
+    }
+
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+        num_threads: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (a, d) = (
+            SpecialSet::extract(allowed)?,
+            SpecialSet::extract(disallowed)?,
+        );
+        let all = self.encode_many(py, &texts, &a, &d, num_threads)?;
+        let lists = all
+            .into_iter()
+            .map(|ids| PyList::new(py, ids))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
+    }
+
+    /// All ids in one flat uint32 array plus int64 offsets (len(texts) + 1 of them).
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<PyBackedStr>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+        num_threads: usize,
+    ) -> PyResult<FlatIds<'py>> {
+        let (a, d) = (
+            SpecialSet::extract(allowed)?,
+            SpecialSet::extract(disallowed)?,
+        );
+        let all = self.encode_many(py, &texts, &a, &d, num_threads)?;
+        let (flat, offsets) = py.detach(|| {
+            let total = all.iter().map(Vec::len).sum();
+            let mut flat = Vec::with_capacity(total);
+            let mut offsets = Vec::with_capacity(all.len() + 1);
+            offsets.push(0i64);
+            for ids in &all {
+                flat.extend_from_slice(ids);
+                offsets.push(flat.len() as i64);
+            }
+            (flat, offsets)
+        });
+        Ok((
+            PyArray1::from_vec(py, flat),
+            PyArray1::from_vec(py, offsets),
+        ))
+    }
+
+    fn count_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<PyBackedStr>,
+        allowed: &Bound<'_, PyAny>,
+        disallowed: &Bound<'_, PyAny>,
+        num_threads: usize,
+    ) -> PyResult<Vec<usize>> {
+        let (a, d) = (
+            SpecialSet::extract(allowed)?,
+            SpecialSet::extract(disallowed)?,
+        );
+        let pool = pool(num_threads)?;
+        py.detach(|| {
+            pool.install(|| {
+                texts
+                    .par_iter()
+                    .with_min_len(4)
+                    .map(|t| self.enc.count(t, a.as_allowed(), d.as_allowed()))
+                    .collect::<Result<Vec<_>, Error>>()
+            })
+        })
+        .map_err(|e| self.err(py, e))
+    }
+
+    /// Encode one chunk exactly as the BPE step sees it (no splitting, no specials).
+    fn encode_chunk<'py>(&self, py: Python<'py>, chunk: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let mut out = Vec::new();
+        if !chunk.is_empty() {
+            self.enc.encode_chunk(chunk, &mut out);
+        }
+        PyList::new(py, out)
+    }
+
+    fn decode_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let ids = ids_from_py(ids, self.enc.n_vocab())?;
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        py.detach(|| self.enc.decode_bytes(&ids, &mut out))
+            .map_err(|e| self.err(py, e))?;
+        Ok(PyBytes::new(py, &out))
+    }
+
+    fn token_bytes<'py>(&self, py: Python<'py>, id: i64) -> PyResult<Bound<'py, PyBytes>> {
+        let b = u32::try_from(id)
+            .map_err(|_| Error::UnknownTokenId { id: id as u64 })
+            .and_then(|id| self.enc.token_bytes(id))
+            .map_err(|_| raise(py, "UnknownTokenIdError", (id, self.enc.n_vocab())))?;
+        Ok(PyBytes::new(py, b))
+    }
+
+    /// The bytes of every mergeable token, by rank.
+    fn tokens<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let v = self.enc.vocab();
+        PyList::new(
+            py,
+            (0..v.len() as u32).map(|r| PyBytes::new(py, v.token(r))),
+        )
+    }
+
+    /// For each rank, the two ranks that merge into it, or None (see `encode::merge_parents`).
+    fn merge_parents(&self, py: Python<'_>) -> Vec<Option<(u32, u32)>> {
+        py.detach(|| crate::encode::merge_parents(self.enc.vocab()))
+    }
+
+    /// The rank of a byte string, or None if it is not a mergeable token.
+    fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        self.enc.vocab().rank(bytes)
+    }
+
+    /// The pre-tokenization chunks of `text` (special tokens are not cut out).
+    fn chunks(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
+        let chunks = py.detach(|| {
+            self.enc
+                .splitter()
+                .chunks(text)
+                .map(|v| v.into_iter().map(str::to_string).collect())
+        });
+        chunks.map_err(|e| self.err(py, e))
+    }
+}
+
+/// Chunks of `text` under `pattern` (a pattern name or regex).
+#[pyfunction]
+fn split(py: Python<'_>, pattern: &str, text: &str) -> PyResult<Vec<String>> {
+    let splitter = Splitter::new(pattern).map_err(|e| to_py(py, e, None))?;
+    let chunks = py.detach(|| {
+        splitter
+            .chunks(text)
+            .map(|v| v.into_iter().map(str::to_string).collect())
+    });
+    chunks.map_err(|e| to_py(py, e, None))
+}
+
+/// Tokens by rank from the bytes of a tiktoken rank file.
+#[pyfunction]
+fn parse_rank_file<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyList>> {
+    let tokens = py
+        .detach(|| vocab::parse_rank_file(data))
+        .map_err(|e| to_py(py, e, None))?;
+    PyList::new(py, tokens.iter().map(|t| PyBytes::new(py, t)))
+}
+
+/// The canonical name (`gpt2`, `cl100k`, `o200k`) of a pattern name or string, if it has one.
+#[pyfunction]
+fn pattern_name(pattern: &str) -> Option<&'static str> {
+    pretokenize::Named::parse(pattern).map(|n| n.name())
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<CoreTokenizer>()?;
+    m.add_function(wrap_pyfunction!(split, m)?)?;
+    m.add_function(wrap_pyfunction!(pattern_name, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_rank_file, m)?)?;
+    m.add("GPT2_PATTERN", pretokenize::GPT2_PATTERN)?;
+    m.add("CL100K_PATTERN", pretokenize::CL100K_PATTERN)?;
+    m.add("O200K_PATTERN", pretokenize::O200K_PATTERN)?;
+    Ok(())
+}

@@ -1,0 +1,376 @@
+//! Vocabularies: token bytes <-> ranks, and the pair table the encoder merges with.
+//!
+//! A rank is a token's id and its merge priority at once (tiktoken's convention): ranks are
+//! dense, `0..len`, and every single byte must be a token so that any input can be encoded.
+
+use crate::error::Error;
+use rustc_hash::FxHashMap;
+
+/// Bytes <-> rank maps for the mergeable (non-special) tokens of a vocabulary.
+#[derive(Debug, Clone)]
+pub struct Vocab {
+    /// All token bytes concatenated; token `r` is `data[starts[r]..starts[r + 1]]`.
+    data: Vec<u8>,
+    starts: Vec<u32>,
+    /// Open-addressing table of `rank + 1` (0 = empty), hashed by token bytes.
+    slots: Vec<u32>,
+    mask: usize,
+    byte_ranks: [u32; 256],
+    /// `(left << 32) | right` -> rank of the token whose bytes are `left ++ right`.
+    pairs: FxHashMap<u64, u32>,
+}
+
+/// Hash of a short byte string: 8-byte words folded with a multiply (FxHash-style).
+#[inline]
+pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
+    const K: u64 = 0xf135_7aea_2e62_a9c5;
+    let mut h = (bytes.len() as u64).wrapping_mul(K);
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        h = (h ^ w).wrapping_mul(K).rotate_left(26);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut buf = [0u8; 8];
+        buf[..rest.len()].copy_from_slice(rest);
+        h = (h ^ u64::from_le_bytes(buf))
+            .wrapping_mul(K)
+            .rotate_left(26);
+    }
+    h ^ (h >> 29)
+}
+
+impl Vocab {
+    /// Build from token bytes indexed by rank. Names the first problem found.
+    pub fn new(tokens: &[Vec<u8>]) -> Result<Vocab, Error> {
+        if tokens.len() >= u32::MAX as usize / 2 {
+            return Err(Error::InvalidVocab {
+                message: format!("{} tokens is too many", tokens.len()),
+            });
+        }
+        let total: usize = tokens.iter().map(Vec::len).sum();
+        if total >= u32::MAX as usize {
+            return Err(Error::InvalidVocab {
+                message: "token bytes exceed 4 GiB".to_string(),
+            });
+        }
+        let mut data = Vec::with_capacity(total);
+        let mut starts = Vec::with_capacity(tokens.len() + 1);
+        for t in tokens {
+            starts.push(data.len() as u32);
+            data.extend_from_slice(t);
+        }
+        starts.push(data.len() as u32);
+        let cap = (tokens.len() * 2).next_power_of_two().max(16);
+        let mut vocab = Vocab {
+            data,
+            starts,
+            slots: vec![0; cap],
+            mask: cap - 1,
+            byte_ranks: [u32::MAX; 256],
+            pairs: FxHashMap::default(),
+        };
+        for (rank, t) in tokens.iter().enumerate() {
+            if t.is_empty() {
+                return Err(Error::InvalidVocab {
+                    message: format!("token {rank} is empty"),
+                });
+            }
+            if let Some(other) = vocab.insert(t, rank as u32) {
+                return Err(Error::InvalidVocab {
+                    message: format!(
+                        "tokens {other} and {rank} have the same bytes {}",
+                        show_bytes(t)
+                    ),
+                });
+            }
+            if t.len() == 1 {
+                vocab.byte_ranks[t[0] as usize] = rank as u32;
+            }
+        }
+        if let Some(b) = vocab.byte_ranks.iter().position(|&r| r == u32::MAX) {
+            return Err(Error::InvalidVocab {
+                message: format!(
+                    "byte 0x{b:02x} is not a token; a byte-level vocabulary needs all 256 single bytes"
+                ),
+            });
+        }
+        let mut pairs = FxHashMap::default();
+        for (rank, t) in tokens.iter().enumerate() {
+            for k in 1..t.len() {
+                if let (Some(l), Some(r)) = (vocab.rank(&t[..k]), vocab.rank(&t[k..])) {
+                    pairs.insert(pair_key(l, r), rank as u32);
+                }
+            }
+        }
+        vocab.pairs = pairs;
+        Ok(vocab)
+    }
+
+    fn insert(&mut self, bytes: &[u8], rank: u32) -> Option<u32> {
+        let mut i = hash_bytes(bytes) as usize & self.mask;
+        loop {
+            match self.slots[i] {
+                0 => {
+                    self.slots[i] = rank + 1;
+                    return None;
+                }
+                s if self.token(s - 1) == bytes => return Some(s - 1),
+                _ => i = (i + 1) & self.mask,
+            }
+        }
+    }
+
+    /// Number of mergeable tokens (ranks are `0..len`).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// Whether the vocabulary is empty (it never is once built; for clippy's sake).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes of token `rank`. Panics if out of range; callers check with [`Vocab::len`].
+    #[inline]
+    pub fn token(&self, rank: u32) -> &[u8] {
+        let r = rank as usize;
+        &self.data[self.starts[r] as usize..self.starts[r + 1] as usize]
+    }
+
+    /// The bytes of token `rank`, or `None` if there is no such mergeable token.
+    #[inline]
+    pub fn get(&self, rank: u32) -> Option<&[u8]> {
+        ((rank as usize) < self.len()).then(|| self.token(rank))
+    }
+
+    /// The rank of a byte string, if it is a token.
+    #[inline]
+    pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        let mut i = hash_bytes(bytes) as usize & self.mask;
+        loop {
+            match self.slots[i] {
+                0 => return None,
+                s if self.token(s - 1) == bytes => return Some(s - 1),
+                _ => i = (i + 1) & self.mask,
+            }
+        }
+    }
+
+    /// The rank of the single-byte token for `b`.
+    #[inline]
+    pub fn byte_rank(&self, b: u8) -> u32 {
+        self.byte_ranks[b as usize]
+    }
+
+    /// The rank of `left ++ right`, if that is a token (tiktoken's merge rule).
+    #[inline]
+    pub fn merge_rank(&self, left: u32, right: u32) -> Option<u32> {
+        self.pairs.get(&pair_key(left, right)).copied()
+    }
+
+    /// Longest token length in bytes.
+    pub fn max_token_len(&self) -> usize {
+        self.starts
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as usize)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Parse a tiktoken rank file (`<base64 token> <rank>` per line) into tokens by rank.
+///
+/// Strict: bad base64, a missing rank, a repeated rank or token, or a gap in the ranks is an
+/// error naming the 1-based line (for a gap, the rank that is missing).
+pub fn parse_rank_file(data: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
+    let bad = |line: usize, message: String| Error::VocabFile { line, message };
+    let mut tokens: Vec<Option<Vec<u8>>> = Vec::new();
+    let mut line_of: Vec<usize> = Vec::new();
+    let mut n = 0usize;
+    for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
+        let line = i + 1;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.is_empty() {
+            continue;
+        }
+        let mut fields = raw.split(|&b| b == b' ').filter(|f| !f.is_empty());
+        let (Some(tok), Some(rank), None) = (fields.next(), fields.next(), fields.next()) else {
+            return Err(bad(
+                line,
+                "expected '<base64 token> <rank>'; the line is truncated or malformed".into(),
+            ));
+        };
+        let token = decode_base64(tok).ok_or_else(|| {
+            bad(
+                line,
+                format!("bad base64 {:?}", String::from_utf8_lossy(tok)),
+            )
+        })?;
+        if token.is_empty() {
+            return Err(bad(line, "the token is empty".into()));
+        }
+        let rank: usize = std::str::from_utf8(rank)
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .filter(|&r: &usize| r < u32::MAX as usize / 2)
+            .ok_or_else(|| {
+                bad(
+                    line,
+                    format!(
+                        "rank {:?} is not a non-negative integer",
+                        String::from_utf8_lossy(rank)
+                    ),
+                )
+            })?;
+        if rank >= tokens.len() {
+            tokens.resize(rank + 1, None);
+            line_of.resize(rank + 1, 0);
+        }
+        if tokens[rank].is_some() {
+            return Err(bad(
+                line,
+                format!("rank {rank} was already given on line {}", line_of[rank]),
+            ));
+        }
+        tokens[rank] = Some(token);
+        line_of[rank] = line;
+        n += 1;
+    }
+    if n == 0 {
+        return Err(bad(1, "the file has no tokens".into()));
+    }
+    if let Some(missing) = tokens.iter().position(Option::is_none) {
+        return Err(bad(
+            line_of[missing + 1..]
+                .iter()
+                .copied()
+                .find(|&l| l > 0)
+                .unwrap_or(0),
+            format!(
+                "rank {missing} is missing: ranks must be 0..{} without gaps",
+                tokens.len() - 1
+            ),
+        ));
+    }
+    Ok(tokens.into_iter().flatten().collect())
+}
+
+/// Strict standard base64 (with padding), as tiktoken writes it.
+fn decode_base64(s: &[u8]) -> Option<Vec<u8>> {
+    fn val(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    if s.is_empty() || !s.len().is_multiple_of(4) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let quads = s.len() / 4;
+    for (q, chunk) in s.chunks_exact(4).enumerate() {
+        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && q + 1 != quads) {
+            return None;
+        }
+        let mut acc = 0u32;
+        for &c in &chunk[..4 - pad] {
+            acc = (acc << 6) | val(c)?;
+        }
+        acc <<= 6 * pad as u32;
+        let bytes = [(acc >> 16) as u8, (acc >> 8) as u8, acc as u8];
+        out.extend_from_slice(&bytes[..3 - pad]);
+    }
+    Some(out)
+}
+
+#[inline]
+fn pair_key(left: u32, right: u32) -> u64 {
+    ((left as u64) << 32) | right as u64
+}
+
+/// Bytes shown safely for messages: printable ASCII as is, everything else escaped.
+pub fn show_bytes(bytes: &[u8]) -> String {
+    let mut s = String::from("b'");
+    for &b in bytes {
+        match b {
+            b'\\' => s.push_str("\\\\"),
+            b'\'' => s.push_str("\\'"),
+            0x20..=0x7e => s.push(b as char),
+            b'\n' => s.push_str("\\n"),
+            b'\t' => s.push_str("\\t"),
+            b'\r' => s.push_str("\\r"),
+            _ => s.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    s.push('\'');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn bytes_plus(extra: &[&[u8]]) -> Vec<Vec<u8>> {
+        let mut v: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        v.extend(extra.iter().map(|e| e.to_vec()));
+        v
+    }
+
+    #[test]
+    fn ranks_round_trip() {
+        let v = Vocab::new(&bytes_plus(&[b"ab", b"abc"])).unwrap();
+        assert_eq!(v.rank(b"ab"), Some(256));
+        assert_eq!(v.rank(b"abc"), Some(257));
+        assert_eq!(v.rank(b"abd"), None);
+        assert_eq!(v.token(257), b"abc");
+        assert_eq!(v.merge_rank(256, b'c' as u32), Some(257));
+        assert_eq!(v.merge_rank(b'a' as u32, b'b' as u32), Some(256));
+        assert_eq!(v.merge_rank(b'b' as u32, b'c' as u32), None);
+    }
+
+    #[test]
+    fn rank_files_parse_strictly() {
+        assert_eq!(
+            parse_rank_file(b"YQ== 1\nYg== 0\n").unwrap(),
+            [b"b".to_vec(), b"a".to_vec()]
+        );
+        assert_eq!(
+            parse_rank_file(b"IGhlbGxv 0").unwrap(),
+            [b" hello".to_vec()]
+        );
+        let line = |d: &[u8]| match parse_rank_file(d) {
+            Err(Error::VocabFile { line, message }) => (line, message),
+            other => panic!("expected a file error, got {other:?}"),
+        };
+        assert_eq!(line(b"YQ== 0\nYg==\n").0, 2);
+        assert!(line(b"YQ== 0\nY!== 1\n").1.contains("bad base64"));
+        assert!(line(b"YQ== 0\nYg== 0\n")
+            .1
+            .contains("already given on line 1"));
+        let (l, m) = line(b"YQ== 0\nYg== 2\n");
+        assert!(m.contains("rank 1 is missing"), "{m}");
+        assert_eq!(l, 2);
+        assert!(line(b"YQ== x\n").1.contains("not a non-negative integer"));
+        assert!(line(b"").1.contains("no tokens"));
+    }
+
+    #[test]
+    fn duplicates_and_missing_bytes_are_named() {
+        let err = Vocab::new(&bytes_plus(&[b"ab", b"ab"]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("256 and 257"), "{err}");
+        let err = Vocab::new(&[b"a".to_vec()]).unwrap_err().to_string();
+        assert!(err.contains("byte 0x00"), "{err}");
+        let err = Vocab::new(&bytes_plus(&[b""])).unwrap_err().to_string();
+        assert!(err.contains("token 256 is empty"), "{err}");
+    }
+}

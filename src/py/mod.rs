@@ -404,9 +404,10 @@ impl CoreTokenizer {
         )
     }
 
-    /// For each rank, the two ranks that merge into it, or None (see `encode::merge_parents`).
-    fn merge_parents(&self, py: Python<'_>) -> Vec<Option<(u32, u32)>> {
-        py.detach(|| crate::encode::merge_parents(self.enc.vocab()))
+    /// For each rank, the two ranks that merge into it, or None (see `Vocab::parents`).
+    fn merge_parents(&self) -> Vec<Option<(u32, u32)>> {
+        let v = self.enc.vocab();
+        (0..v.len() as u32).map(|r| v.parents(r)).collect()
     }
 
     /// The rank of a byte string, or None if it is not a mergeable token.

@@ -11,8 +11,12 @@ use aho_corasick::{AhoCorasick, MatchKind};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::OnceLock;
 
-/// Chunks at least this long take the heap path (O(n log n)); shorter ones the O(n^2)
+mod long;
+mod trie;
+
+/// Chunks at least this long take the search of `long.rs` (linear); shorter ones the O(n^2)
 /// rescan, which is faster when n is small because it stays in a few cache lines.
 const LARGE_CHUNK: usize = 128;
 
@@ -150,6 +154,8 @@ pub struct Encoder {
     vocab: Vocab,
     splitter: Splitter,
     specials: Specials,
+    /// Built on the first long chunk: most inputs never need it.
+    long: OnceLock<Option<long::LongPath>>,
 }
 
 impl Encoder {
@@ -163,6 +169,7 @@ impl Encoder {
             vocab,
             splitter,
             specials,
+            long: OnceLock::new(),
         })
     }
 
@@ -265,8 +272,13 @@ impl Encoder {
     pub fn encode_chunk(&self, chunk: &[u8], out: &mut Vec<u32>) {
         if let Some(rank) = self.vocab.rank(chunk) {
             out.push(rank);
+        } else if long::is_long(chunk) {
+            match self.long.get_or_init(|| long::LongPath::new(&self.vocab)) {
+                Some(path) => path.encode(&self.vocab, chunk, out),
+                None => bpe_heap(&self.vocab, chunk, out),
+            }
         } else {
-            bpe(&self.vocab, chunk, u32::MAX, out);
+            bpe_small(&self.vocab, chunk, out);
         }
     }
 
@@ -290,43 +302,20 @@ impl Encoder {
     }
 }
 
-/// tiktoken's merge of one chunk, using only merges whose rank is below `limit`.
+/// tiktoken's merge rule run literally on one chunk (no whole-chunk lookup).
 #[inline]
-fn bpe(vocab: &Vocab, chunk: &[u8], limit: u32, out: &mut Vec<u32>) {
+pub(crate) fn bpe_literal(vocab: &Vocab, chunk: &[u8], out: &mut Vec<u32>) {
     if chunk.len() < LARGE_CHUNK {
-        bpe_small(vocab, chunk, limit, out);
+        bpe_small(vocab, chunk, out);
     } else {
-        bpe_large(vocab, chunk, limit, out);
+        bpe_heap(vocab, chunk, out);
     }
-}
-
-/// For each token, the two tokens that merge into it: what BPE makes of its bytes using only
-/// lower ranks, when that is exactly two tokens. `None` for single bytes and for tokens that
-/// no sequence of merges produces (they can only appear when a whole chunk equals them).
-pub fn merge_parents(vocab: &Vocab) -> Vec<Option<(u32, u32)>> {
-    let mut parts = Vec::new();
-    (0..vocab.len() as u32)
-        .map(|rank| {
-            let bytes = vocab.token(rank);
-            if bytes.len() < 2 {
-                return None;
-            }
-            parts.clear();
-            bpe(vocab, bytes, rank, &mut parts);
-            (parts.len() == 2).then(|| (parts[0], parts[1]))
-        })
-        .collect()
 }
 
 /// O(n^2) merge for short chunks: keep the rank of every adjacent pair, merge the leftmost
 /// minimum, update the two neighbours.
-fn bpe_small(vocab: &Vocab, chunk: &[u8], limit: u32, out: &mut Vec<u32>) {
-    let rank = |l, r| {
-        vocab
-            .merge_rank(l, r)
-            .filter(|&m| m < limit)
-            .unwrap_or(u32::MAX)
-    };
+fn bpe_small(vocab: &Vocab, chunk: &[u8], out: &mut Vec<u32>) {
+    let rank = |l, r| vocab.merge_rank(l, r).unwrap_or(u32::MAX);
     let n = chunk.len();
     if n == 1 {
         out.push(vocab.byte_rank(chunk[0]));
@@ -374,8 +363,8 @@ fn bpe_small(vocab: &Vocab, chunk: &[u8], limit: u32, out: &mut Vec<u32>) {
 
 /// O(n log n) merge for long chunks: a heap of (rank, position) candidates over a linked list
 /// of parts, with stale candidates skipped when popped.
-fn bpe_large(vocab: &Vocab, chunk: &[u8], limit: u32, out: &mut Vec<u32>) {
-    let merge = |l, r| vocab.merge_rank(l, r).filter(|&m| m < limit);
+fn bpe_heap(vocab: &Vocab, chunk: &[u8], out: &mut Vec<u32>) {
+    let merge = |l, r| vocab.merge_rank(l, r);
     const NONE: u32 = u32::MAX;
     let n = chunk.len();
     let mut ids: Vec<u32> = chunk.iter().map(|&b| vocab.byte_rank(b)).collect();
@@ -425,8 +414,73 @@ fn bpe_large(vocab: &Vocab, chunk: &[u8], limit: u32, out: &mut Vec<u32>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// tiktoken's `_byte_pair_merge` ported literally: ranks of byte slices, every split.
+    /// The oracle for the pair table of parents and for the long-chunk search.
+    pub(crate) fn tiktoken_rule(vocab: &Vocab, piece: &[u8]) -> Vec<u32> {
+        if let Some(r) = vocab.rank(piece) {
+            return vec![r];
+        }
+        let rank_at = |parts: &[(usize, u32)], i: usize| -> u32 {
+            if i + 3 < parts.len() {
+                vocab
+                    .rank(&piece[parts[i].0..parts[i + 3].0])
+                    .unwrap_or(u32::MAX)
+            } else {
+                u32::MAX
+            }
+        };
+        let mut parts: Vec<(usize, u32)> = (0..=piece.len()).map(|i| (i, u32::MAX)).collect();
+        for i in 0..piece.len().saturating_sub(1) {
+            parts[i].1 = vocab.rank(&piece[i..i + 2]).unwrap_or(u32::MAX);
+        }
+        while let Some((i, &(_, r))) = parts[..parts.len() - 1]
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, p)| (p.1, *i))
+        {
+            if r == u32::MAX {
+                break;
+            }
+            if i > 0 {
+                parts[i - 1].1 = rank_at(&parts, i - 1);
+            }
+            parts[i].1 = rank_at(&parts, i);
+            parts.remove(i + 1);
+        }
+        parts
+            .windows(2)
+            .map(|w| vocab.rank(&piece[w[0].0..w[1].0]).unwrap_or(u32::MAX))
+            .collect()
+    }
+
+    #[test]
+    fn pair_table_of_parents_equals_tiktoken_rule() {
+        let mut rng = long::tests::Rng(0xdead_beef);
+        for round in 0..80 {
+            let merges = 10 + rng.below(150);
+            let v = long::tests::random_vocab(&mut rng, merges);
+            for _ in 0..40 {
+                let len = 1 + rng.below(60);
+                let alphabet: &[u8] = if round % 2 == 0 { b"ab" } else { b"abc " };
+                let s: Vec<u8> = (0..len)
+                    .map(|_| alphabet[rng.below(alphabet.len())])
+                    .collect();
+                let mut got = Vec::new();
+                Encoder::new(v.clone(), Splitter::new(r"[\s\S]+").unwrap(), &[])
+                    .unwrap()
+                    .encode_chunk(&s, &mut got);
+                assert_eq!(
+                    got,
+                    tiktoken_rule(&v, &s),
+                    "{:?}",
+                    String::from_utf8_lossy(&s)
+                );
+            }
+        }
+    }
 
     fn vocab(extra: &[&[u8]]) -> Vocab {
         let mut v: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
@@ -436,9 +490,9 @@ mod tests {
 
     fn both(v: &Vocab, s: &[u8]) -> Vec<u32> {
         let mut a = Vec::new();
-        bpe_small(v, s, u32::MAX, &mut a);
+        bpe_small(v, s, &mut a);
         let mut b = Vec::new();
-        bpe_large(v, s, u32::MAX, &mut b);
+        bpe_heap(v, s, &mut b);
         assert_eq!(a, b, "small and large paths disagree on {s:?}");
         a
     }
@@ -474,11 +528,10 @@ mod tests {
     #[test]
     fn parents_are_the_last_merge() {
         let v = vocab(&[b"bc", b"ab", b"abc", b"zz\xff"]);
-        let p = merge_parents(&v);
-        assert_eq!(p[256], Some((98, 99)));
-        assert_eq!(p[258], Some((97, 256)));
-        assert_eq!(p[259], None);
-        assert_eq!(p[97], None);
+        assert_eq!(v.parents(256), Some((98, 99)));
+        assert_eq!(v.parents(258), Some((97, 256)));
+        assert_eq!(v.parents(259), None);
+        assert_eq!(v.parents(97), None);
     }
 
     #[test]

@@ -1,0 +1,218 @@
+"""Ids identical to tiktoken's for gpt2, cl100k_base and o200k_base.
+
+Oracle: tiktoken itself, working offline from the official files (tests/oracle.py).
+"""
+
+from __future__ import annotations
+
+import gzip
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracle import tiktoken_encoding
+
+import tokenmill
+
+NAMES = ["gpt2", "cl100k_base", "o200k_base"]
+TEXT_SUFFIXES = {".txt", ".json", ".yml", ".yaml", ".csv", ".xml", ".md"}
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def pair(request):
+    return tokenmill.load(request.param), tiktoken_encoding(request.param)
+
+
+def shared_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.suffix in TEXT_SUFFIXES and p.is_file())
+
+
+def test_bundled_corpus_whole_and_by_line(pair):
+    ours, theirs = pair
+    text = gzip.decompress(
+        resources.files("tokenmill.data").joinpath("tinyshakespeare.txt.gz").read_bytes()
+    ).decode()
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    lines = text.splitlines(keepends=True)
+    assert ours.encode_ordinary_batch(lines, num_threads=2) == theirs.encode_ordinary_batch(lines)
+
+
+def test_every_shared_file_whole_and_by_line(pair, shared_data):
+    ours, theirs = pair
+    files = shared_files(shared_data)
+    assert len(files) > 50
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), path
+        lines = text.splitlines(keepends=True)
+        got = ours.encode_ordinary_batch(lines, num_threads=2)
+        want = theirs.encode_ordinary_batch(lines, num_threads=2)
+        if got != want:
+            bad = next(i for i, (a, b) in enumerate(zip(got, want, strict=True)) if a != b)
+            pytest.fail(f"{path} line {bad + 1}: {lines[bad]!r}")
+
+
+# Atoms that exercise the split patterns and the merge rule: whitespace of every kind,
+# contractions, digits of several scripts, marks, letters of several scripts, emoji, specials.
+ATOMS = st.sampled_from(
+    [
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\r",
+        "\x0b",
+        "\x0c",
+        "\x85",
+        "\u00a0",
+        "\u2028",
+        "\u3000",
+        "'s",
+        "'T",
+        "'ll",
+        "'VE",
+        "'re",
+        "'d",
+        "'m",
+        "ſ",
+        "'",
+        "a",
+        "Z",
+        "hello",
+        "World",
+        "ÉCOLE",
+        "école",
+        "1",
+        "12345",
+        "٣٤",
+        "Ⅻ",
+        "½",
+        "\u0301",
+        "é",
+        "ß",
+        "İ",
+        "日本語",
+        "한국어",
+        "Привет",
+        "مرحبا",
+        "नमस्ते",
+        "🙂",
+        "👩‍👩‍👧",
+        "🇫🇷",
+        "/",
+        "//",
+        "...",
+        "!?",
+        "{",
+        "}",
+        "<|endoftext|>",
+        "<|fim_prefix|>",
+        "$",
+        "_",
+        "-",
+        "\\",
+        "\ufffd",
+        "\U0010ffff",
+    ]
+)
+TRICKY_TEXT = st.lists(ATOMS, max_size=30).map("".join)
+ANY_TEXT = st.text(st.characters(exclude_categories=()), max_size=200)  # includes surrogates
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(TRICKY_TEXT, ANY_TEXT))
+def test_arbitrary_text(pair, text):
+    ours, theirs = pair
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    assert ours.encode(text, disallowed_special=()) == theirs.encode(text, disallowed_special=())
+    assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
+    assert ours.count(text, allowed_special="all") == len(
+        theirs.encode(text, allowed_special="all")
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=ANY_TEXT)
+def test_lone_surrogates_are_handled_like_tiktoken(pair, text):
+    ours, theirs = pair
+    text = "\ud83d" + text + "\ud83d\ude00" + "\udfff"
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    assert ours.encode_batch([text, "ok"], num_threads=2) == theirs.encode_batch([text, "ok"])
+
+
+SPECIAL_TEXT = st.lists(
+    st.sampled_from(["<|endoftext|>", "<|fim_prefix|>", "<|endofprompt|>", "<|endof", "text", " "]),
+    max_size=8,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=SPECIAL_TEXT, allowed=st.sampled_from(["all", set(), {"<|endoftext|>"}]))
+def test_special_token_policy(pair, text, allowed):
+    ours, theirs = pair
+    allowed = allowed if allowed == "all" else allowed & theirs.special_tokens_set
+    for disallowed in ["all", ()]:
+        try:
+            want = theirs.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+        except ValueError:
+            with pytest.raises(tokenmill.DisallowedSpecialTokenError):
+                ours.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+            continue
+        assert ours.encode(text, allowed_special=allowed, disallowed_special=disallowed) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.one_of(TRICKY_TEXT, st.text(max_size=100)))
+def test_decoding_matches(pair, text):
+    ours, theirs = pair
+    ids = theirs.encode_ordinary(text)
+    assert ours.decode(ids) == theirs.decode(ids)
+    assert ours.decode_bytes(ids) == theirs.decode_bytes(ids)
+    assert ours.decode_tokens_bytes(ids) == theirs.decode_tokens_bytes(ids)
+    assert ours.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
+    for cut in range(len(ids)):  # decode prefixes that end inside a character
+        assert ours.decode(ids[:cut]) == theirs.decode(ids[:cut])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 1_000_000,
+        " " * 1_000_000,
+        "\n" * 100_000,
+        "1" * 100_000,
+        "^" * 100_000,
+        "ab" * 200_000,
+        "é" * 100_000,
+        "🙂" * 50_000,
+    ],
+    ids=["a", "spaces", "newlines", "digits", "carets", "ab", "e-acute", "emoji"],
+)
+def test_pathological_inputs(pair, text):
+    ours, theirs = pair
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+def test_random_letters_without_spaces(pair):
+    import random
+
+    rng = random.Random(7)
+    text = "".join(
+        rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(300_000)
+    )
+    ours, theirs = pair
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
+def test_metadata(pair):
+    ours, theirs = pair
+    assert ours.n_vocab == theirs.n_vocab
+    assert ours.eot_token == theirs.eot_token
+    assert ours.special_tokens_set == theirs.special_tokens_set
+    assert ours.max_token_value == theirs.max_token_value
+    assert ours.pattern == theirs._pat_str
+    assert ours.mergeable_ranks == theirs._mergeable_ranks
+    assert ours.token_byte_values() == theirs.token_byte_values()

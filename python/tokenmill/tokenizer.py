@@ -44,6 +44,14 @@ def default_threads() -> int:
         return os.cpu_count() or 1
 
 
+def _need_str(text: object, what: str = "text") -> None:
+    if not isinstance(text, str):
+        hint = ""
+        if isinstance(text, bytes | bytearray):
+            hint = " (decode bytes first, e.g. data.decode('utf-8'))"
+        raise TypeError(f"{what} must be str, not {type(text).__name__}{hint}")
+
+
 def _fix_surrogates(text: str) -> str:
     """What tiktoken does with text that is not valid Unicode: surrogate pairs written as two
     code points are joined, lone surrogates become U+FFFD."""
@@ -225,6 +233,9 @@ class Tokenizer:
         a, d = self._special_args(allowed_special, disallowed_special)
         try:
             return self._core.encode(text, a, d)
+        except TypeError:
+            _need_str(text)
+            raise
         except UnicodeEncodeError:
             return self._core.encode(_fix_surrogates(text), a, d)
 
@@ -237,6 +248,9 @@ class Tokenizer:
         """
         try:
             return self._core.encode_ordinary(text)
+        except TypeError:
+            _need_str(text)
+            raise
         except UnicodeEncodeError:
             return self._core.encode_ordinary(_fix_surrogates(text))
 
@@ -256,6 +270,9 @@ class Tokenizer:
         a, d = self._special_args(allowed_special, disallowed_special)
         try:
             return self._core.encode_to_numpy(text, a, d)
+        except TypeError:
+            _need_str(text)
+            raise
         except UnicodeEncodeError:
             return self._core.encode_to_numpy(_fix_surrogates(text), a, d)
 
@@ -293,13 +310,22 @@ class Tokenizer:
         a, d = self._special_args(allowed_special, disallowed_special)
         try:
             return self._core.count(text, a, d)
+        except TypeError:
+            _need_str(text)
+            raise
         except UnicodeEncodeError:
             return self._core.count(_fix_surrogates(text), a, d)
 
     def _batch(self, method: str, texts: Sequence[str], *args: Any) -> Any:
+        if isinstance(texts, str):
+            raise TypeError("expected a list of texts, got one str (wrap it in a list)")
         texts = list(texts)
         try:
             return getattr(self._core, method)(texts, *args)
+        except TypeError:
+            for i, t in enumerate(texts):
+                _need_str(t, f"texts[{i}]")
+            raise
         except UnicodeEncodeError:
             return getattr(self._core, method)([_clean(t) for t in texts], *args)
 
@@ -456,10 +482,10 @@ class Tokenizer:
         """A decoder fed one token at a time that emits text only once characters are whole.
 
         >>> import tokenmill
-        >>> enc = tokenmill.load("gpt2")
+        >>> enc = tokenmill.load("cl100k_base")
         >>> dec = enc.stream_decoder()
-        >>> [dec.push(t) for t in enc.encode("é")]
-        ['', 'é']
+        >>> [dec.push(t) for t in enc.encode("🙂")]
+        ['', '🙂']
         """
         return StreamDecoder(self, errors)
 

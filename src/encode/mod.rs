@@ -13,6 +13,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::OnceLock;
 
+mod cache;
 mod long;
 mod trie;
 
@@ -156,6 +157,13 @@ pub struct Encoder {
     specials: Specials,
     /// Built on the first long chunk: most inputs never need it.
     long: OnceLock<Option<long::LongPath>>,
+    /// Identifies this encoder's chunk caches (one per thread, see `cache.rs`).
+    uid: u64,
+}
+
+fn next_uid() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Encoder {
@@ -170,6 +178,7 @@ impl Encoder {
             splitter,
             specials,
             long: OnceLock::new(),
+            uid: next_uid(),
         })
     }
 
@@ -200,6 +209,35 @@ impl Encoder {
             .split(text, |chunk| self.encode_chunk(chunk.as_bytes(), out))
     }
 
+    /// Walk `text` under tiktoken's special-token policy: a `disallowed` special anywhere is
+    /// an error; each `allowed` special goes to `on_special`, the text between to `on_text`.
+    fn segments(
+        &self,
+        text: &str,
+        allowed: Allowed<'_>,
+        disallowed: Allowed<'_>,
+        mut on_text: impl FnMut(&str) -> Result<(), Error>,
+        mut on_special: impl FnMut(u32),
+    ) -> Result<(), Error> {
+        if !disallowed.is_none() {
+            if let Some((s, e, _)) = self.specials.find(text, 0, |id| disallowed.contains(id)) {
+                return Err(Error::DisallowedSpecialToken {
+                    token: text[s..e].to_string(),
+                });
+            }
+        }
+        let mut start = 0;
+        if !allowed.is_none() {
+            while let Some((s, e, id)) = self.specials.find(text, start, |id| allowed.contains(id))
+            {
+                on_text(&text[start..s])?;
+                on_special(id);
+                start = e;
+            }
+        }
+        on_text(&text[start..])
+    }
+
     /// Encode with tiktoken's special-token policy: a `disallowed` special in the text is an
     /// error; `allowed` specials become their ids; all other text is ordinary.
     pub fn encode(
@@ -209,23 +247,14 @@ impl Encoder {
         disallowed: Allowed<'_>,
         out: &mut Vec<u32>,
     ) -> Result<(), Error> {
-        if !disallowed.is_none() {
-            if let Some((s, e, _)) = self.specials.find(text, 0, |id| disallowed.contains(id)) {
-                return Err(Error::DisallowedSpecialToken {
-                    token: text[s..e].to_string(),
-                });
-            }
-        }
-        if allowed.is_none() {
-            return self.encode_ordinary(text, out);
-        }
-        let mut start = 0;
-        while let Some((s, e, id)) = self.specials.find(text, start, |id| allowed.contains(id)) {
-            self.encode_ordinary(&text[start..s], out)?;
-            out.push(id);
-            start = e;
-        }
-        self.encode_ordinary(&text[start..], out)
+        let out = std::cell::RefCell::new(out);
+        self.segments(
+            text,
+            allowed,
+            disallowed,
+            |t| self.encode_ordinary(t, &mut out.borrow_mut()),
+            |id| out.borrow_mut().push(id),
+        )
     }
 
     /// Number of tokens `encode` would return, without keeping the ids.
@@ -235,36 +264,25 @@ impl Encoder {
         allowed: Allowed<'_>,
         disallowed: Allowed<'_>,
     ) -> Result<usize, Error> {
-        // Chunks are short, so reusing one small buffer keeps this allocation-free.
+        let n = std::cell::Cell::new(0usize);
         let mut buf = Vec::new();
-        let mut n = 0;
-        let mut count_ordinary = |t: &str, buf: &mut Vec<u32>| {
-            self.splitter.split(t, |chunk| {
-                buf.clear();
-                self.encode_chunk(chunk.as_bytes(), buf);
-                n += buf.len();
-            })
-        };
-        if !disallowed.is_none() {
-            if let Some((s, e, _)) = self.specials.find(text, 0, |id| disallowed.contains(id)) {
-                return Err(Error::DisallowedSpecialToken {
-                    token: text[s..e].to_string(),
-                });
-            }
-        }
-        let mut specials = 0;
-        let mut start = 0;
-        if !allowed.is_none() {
-            while let Some((s, e, id)) = self.specials.find(text, start, |id| allowed.contains(id))
-            {
-                let _ = id;
-                count_ordinary(&text[start..s], &mut buf)?;
-                specials += 1;
-                start = e;
-            }
-        }
-        count_ordinary(&text[start..], &mut buf)?;
-        Ok(n + specials)
+        self.segments(
+            text,
+            allowed,
+            disallowed,
+            |t| {
+                cache::with_cache(self.uid, |cache| {
+                    self.splitter.split(t, |chunk| {
+                        let bytes = chunk.as_bytes();
+                        buf.clear();
+                        cache.get_or_insert(bytes, &mut buf, |o| self.encode_chunk(bytes, o));
+                        n.set(n.get() + buf.len());
+                    })
+                })
+            },
+            |_| n.set(n.get() + 1),
+        )?;
+        Ok(n.get())
     }
 
     /// Encode one chunk (already split) onto `out`.

@@ -1,0 +1,163 @@
+//! Chunk -> ids cache: most chunks of real text repeat, and most are one token.
+//!
+//! One cache per thread (no locks on the hot path), owned by one encoder at a time: a thread
+//! that switches encoders starts a fresh cache. Keys are chunks of at most 15 bytes stored
+//! inline with their length in one `u128`, values up to 3 ids inline, so a hit reads one
+//! 32-byte slot. About 99% of prose chunks hit once the cache is warm (gigatoken reports
+//! 99.4% with the same idea). When 3/4 full the cache is cleared: simpler and, on real text,
+//! no worse than an eviction policy, because the frequent chunks come back at once.
+
+use std::cell::RefCell;
+
+/// Longest chunk the cache holds (the 16th key byte is the length).
+pub const MAX_KEY: usize = 15;
+/// Most ids one entry holds.
+pub const MAX_IDS: usize = 3;
+const SLOTS: usize = 1 << 16;
+
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct Slot {
+    key: u128,
+    n: u32,
+    ids: [u32; MAX_IDS],
+}
+
+pub struct ChunkCache {
+    owner: u64,
+    slots: Vec<Slot>,
+    used: usize,
+}
+
+#[inline]
+fn key_of(chunk: &[u8]) -> Option<u128> {
+    // An empty chunk would have key 0, the empty-slot marker; the splitter never makes one.
+    if chunk.is_empty() || chunk.len() > MAX_KEY {
+        return None;
+    }
+    let mut buf = [0u8; 16];
+    buf[..chunk.len()].copy_from_slice(chunk);
+    buf[15] = chunk.len() as u8;
+    Some(u128::from_le_bytes(buf))
+}
+
+#[inline]
+fn start(key: u128) -> usize {
+    let h = (key as u64 ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 40) as usize & (SLOTS - 1)
+}
+
+impl ChunkCache {
+    fn new(owner: u64) -> ChunkCache {
+        ChunkCache {
+            owner,
+            slots: vec![Slot::default(); SLOTS],
+            used: 0,
+        }
+    }
+
+    /// The ids of `chunk`, computing and remembering them with `compute` on a miss.
+    #[inline]
+    pub fn get_or_insert(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Vec<u32>,
+        compute: impl FnOnce(&mut Vec<u32>),
+    ) {
+        let Some(key) = key_of(chunk) else {
+            compute(out);
+            return;
+        };
+        let mut i = start(key);
+        loop {
+            let slot = &self.slots[i];
+            if slot.key == key {
+                out.extend_from_slice(&slot.ids[..slot.n as usize]);
+                return;
+            }
+            if slot.key == 0 {
+                break;
+            }
+            i = (i + 1) & (SLOTS - 1);
+        }
+        let before = out.len();
+        compute(out);
+        let ids = &out[before..];
+        if ids.len() > MAX_IDS {
+            return;
+        }
+        if self.used >= SLOTS / 4 * 3 {
+            self.slots.fill(Slot::default());
+            self.used = 0;
+            i = start(key);
+            while self.slots[i].key != 0 {
+                i = (i + 1) & (SLOTS - 1);
+            }
+        }
+        let mut slot = Slot {
+            key,
+            n: ids.len() as u32,
+            ids: [0; MAX_IDS],
+        };
+        slot.ids[..ids.len()].copy_from_slice(ids);
+        self.slots[i] = slot;
+        self.used += 1;
+    }
+}
+
+thread_local! {
+    static CACHE: RefCell<Option<ChunkCache>> = const { RefCell::new(None) };
+}
+
+/// Run `f` with this thread's cache for encoder `owner`.
+#[inline]
+pub fn with_cache<R>(owner: u64, f: impl FnOnce(&mut ChunkCache) -> R) -> R {
+    CACHE.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut guard) => {
+            let cache = match guard.as_mut() {
+                Some(c) if c.owner == owner => c,
+                _ => guard.insert(ChunkCache::new(owner)),
+            };
+            f(cache)
+        }
+        // Re-entered on this thread (not done by tokenmill itself): use a throwaway cache.
+        Err(_) => f(&mut ChunkCache::new(owner)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hits_misses_and_limits() {
+        let mut c = ChunkCache::new(1);
+        let mut out = Vec::new();
+        let mut calls = 0;
+        for _ in 0..3 {
+            c.get_or_insert(b"hello", &mut out, |o| {
+                calls += 1;
+                o.extend_from_slice(&[1, 2]);
+            });
+        }
+        assert_eq!(calls, 1);
+        assert_eq!(out, [1, 2, 1, 2, 1, 2]);
+        // Zero bytes and lengths are part of the key.
+        out.clear();
+        c.get_or_insert(b"hello\0", &mut out, |o| o.push(9));
+        c.get_or_insert(b"", &mut out, |o| o.push(7));
+        assert_eq!(out, [9, 7]);
+        // Too long or too many ids: computed every time.
+        out.clear();
+        c.get_or_insert(b"0123456789abcdef", &mut out, |o| o.push(5));
+        c.get_or_insert(b"x", &mut out, |o| o.extend_from_slice(&[1, 2, 3, 4]));
+        c.get_or_insert(b"x", &mut out, |o| o.extend_from_slice(&[1, 2, 3, 4]));
+        assert_eq!(out.len(), 9);
+        // Filling past the limit clears and keeps working.
+        for i in 0..(SLOTS as u32) {
+            out.clear();
+            c.get_or_insert(&i.to_le_bytes(), &mut out, |o| o.push(i));
+            assert_eq!(out, [i]);
+        }
+    }
+}

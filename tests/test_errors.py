@@ -1,0 +1,128 @@
+"""Bad input gets a clear Python exception naming the problem, never a panic."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+import tokenmill
+from tokenmill import Tokenizer
+from tokenmill.formats import rankfile
+
+BYTES = {bytes([b]): b for b in range(256)}
+
+
+@pytest.mark.parametrize(
+    ("name", "bad"), [("gpt2", 50257), ("gpt2", -1), ("gpt2", 2**40), ("cl100k_base", 100256)]
+)
+def test_unknown_ids(name, bad):
+    enc = tokenmill.load(name)
+    with pytest.raises(tokenmill.UnknownTokenIdError, match=f"unknown token id {bad}") as err:
+        enc.decode([1, bad])
+    assert isinstance(err.value, KeyError)
+    assert err.value.token_id == bad
+    with pytest.raises(KeyError, match=str(bad)):
+        enc.decode_single_token_bytes(bad)
+
+
+def rank_file(lines: list[str]) -> bytes:
+    return ("\n".join(lines) + "\n").encode()
+
+
+def good_lines() -> list[str]:
+    return [f"{base64.b64encode(bytes([b])).decode()} {b}" for b in range(256)]
+
+
+@pytest.mark.parametrize(
+    ("edit", "line", "problem"),
+    [
+        (lambda ls: ls.__setitem__(3, "!!!! 3"), 4, "bad base64"),
+        (lambda ls: ls.__setitem__(10, ls[10].split()[0]), 11, "truncated or malformed"),
+        (
+            lambda ls: ls.__setitem__(20, ls[20].split()[0] + " 19"),
+            21,
+            "rank 19 was already given on line 20",
+        ),
+        (lambda ls: ls.__setitem__(5, "YQ== five"), 6, "not a non-negative integer"),
+        (
+            lambda ls: ls.append(base64.b64encode(b"ab").decode() + " 300"),
+            257,
+            "rank 256 is missing",
+        ),
+    ],
+    ids=["base64", "truncated", "duplicate-rank", "rank-not-int", "gap"],
+)
+def test_malformed_rank_files_name_the_line(tmp_path, edit, line, problem):
+    lines = good_lines()
+    edit(lines)
+    path = tmp_path / "bad.tiktoken"
+    path.write_bytes(rank_file(lines))
+    with pytest.raises(tokenmill.VocabFileError) as err:
+        tokenmill.load(path, pattern="gpt2")
+    assert err.value.line == line
+    assert problem in str(err.value)
+    assert str(path) in str(err.value)
+    with pytest.raises(tokenmill.VocabFileError, match=problem):
+        rankfile.read_ranks(path)
+
+
+def test_rank_file_without_pattern_says_what_to_pass(tmp_path):
+    path = tmp_path / "v.tiktoken"
+    path.write_bytes(rank_file(good_lines()))
+    with pytest.raises(tokenmill.UnknownTokenizerError, match="pattern="):
+        tokenmill.load(path)
+    assert tokenmill.load(path, pattern="cl100k").encode("hi") == [104, 105]
+
+
+def test_vocabularies_that_cannot_work():
+    with pytest.raises(tokenmill.InvalidVocabError, match="byte 0x00"):
+        Tokenizer({b"a": 0}, "gpt2")
+    with pytest.raises(tokenmill.InvalidVocabError, match="without gaps"):
+        Tokenizer(BYTES | {b"ab": 300}, "gpt2")
+    with pytest.raises(tokenmill.InvalidVocabError, match="same bytes"):
+        Tokenizer([*BYTES, b"ab", b"ab"], "gpt2")
+    with pytest.raises(tokenmill.InvalidSpecialTokensError, match="already an ordinary token"):
+        Tokenizer(BYTES, "gpt2", {"<s>": 5})
+    with pytest.raises(tokenmill.InvalidSpecialTokensError, match="empty"):
+        Tokenizer(BYTES, "gpt2", {"": 300})
+
+
+@pytest.mark.parametrize("pattern", ["(", "[a-", r"\p{Nope}", ""])
+def test_invalid_pattern(pattern):
+    with pytest.raises(tokenmill.InvalidPatternError, match=r"pattern"):
+        Tokenizer(BYTES, pattern)
+
+
+def test_bytes_where_str_is_expected():
+    enc = tokenmill.load("gpt2")
+    for call in (enc.encode, enc.encode_ordinary, enc.count, enc.encode_to_numpy):
+        with pytest.raises(TypeError, match=r"must be str, not bytes.*decode"):
+            call(b"hello")
+    with pytest.raises(TypeError, match=r"texts\[1\] must be str"):
+        enc.encode_batch(["ok", b"no"])
+    with pytest.raises(TypeError, match="list of texts"):
+        enc.encode_batch("one string")
+
+
+def test_disallowed_special_names_token_and_argument():
+    enc = tokenmill.load("cl100k_base")
+    with pytest.raises(tokenmill.DisallowedSpecialTokenError) as err:
+        enc.encode("user text with <|endofprompt|> inside")
+    msg = str(err.value)
+    assert "'<|endofprompt|>'" in msg and "allowed_special" in msg and "disallowed_special" in msg
+    assert err.value.token == "<|endofprompt|>"
+    assert isinstance(err.value, ValueError)
+    with pytest.raises(tokenmill.DisallowedSpecialTokenError):
+        enc.count("<|endoftext|>")
+    with pytest.raises(tokenmill.DisallowedSpecialTokenError):
+        enc.encode_batch(["fine", "<|endoftext|>"], num_threads=2)
+
+
+def test_unknown_names_and_bad_arguments():
+    with pytest.raises(tokenmill.UnknownTokenizerError, match="cl100k_base"):
+        tokenmill.load("cl100k")
+    enc = tokenmill.load("gpt2")
+    with pytest.raises(ValueError, match="num_threads"):
+        enc.encode_batch(["a"], num_threads=0)
+    with pytest.raises(ValueError, match="max_tokens"):
+        enc.truncate("abc", -1)

@@ -1,0 +1,174 @@
+"""The Tokenizer API beyond tiktoken's: numpy, counting, truncation, streaming, batches,
+pickling — each checked against the plain encode/decode it must agree with."""
+
+from __future__ import annotations
+
+import pickle
+import re
+import threading
+
+import numpy as np
+import pytest
+import tokenmill
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tokenmill import Tokenizer
+
+NAMES = ["gpt2", "cl100k_base", "o200k_base"]
+TEXT = st.text(max_size=300) | st.sampled_from(
+    [
+        "",
+        "hello world",
+        "naïve café 日本語 🙂👩‍👩‍👧",
+        "  leading\n\n\ttabs  ",
+        "a" * 500,
+        "12345678",
+    ]
+)
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def enc(request):
+    return tokenmill.load(request.param)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=TEXT)
+def test_numpy_and_count_agree_with_encode(enc, text):
+    ids = enc.encode(text, disallowed_special=())
+    arr = enc.encode_to_numpy(text, disallowed_special=())
+    assert arr.dtype == np.uint32
+    assert arr.tolist() == ids
+    assert enc.count(text, disallowed_special=()) == len(ids)
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(TEXT, max_size=12), threads=st.integers(1, 4))
+def test_batches_agree_with_single_calls(enc, texts, threads):
+    want = [enc.encode_ordinary(t) for t in texts]
+    assert enc.encode_ordinary_batch(texts, num_threads=threads) == want
+    assert enc.encode_batch(texts, num_threads=threads, disallowed_special=()) == want
+    assert enc.count_batch(texts, num_threads=threads, disallowed_special=()) == [
+        len(w) for w in want
+    ]
+    flat, offsets = enc.encode_batch_to_numpy(texts, num_threads=threads, disallowed_special=())
+    assert offsets.dtype == np.int64 and flat.dtype == np.uint32
+    assert len(offsets) == len(texts) + 1 and offsets[0] == 0
+    assert [flat[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == want
+    assert enc.decode_batch(want) == [enc.decode(w) for w in want]
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=TEXT, max_tokens=st.integers(0, 40))
+def test_truncate(enc, text, max_tokens):
+    cut = enc.truncate(text, max_tokens)
+    assert text.startswith(cut)
+    assert enc.count(cut) <= max_tokens
+    n = len(enc.encode(text))
+    if n <= max_tokens:
+        assert cut == text
+    # Nothing longer ending at a boundary of the text's own encoding would do.
+    ids = enc.encode(text)
+    if max_tokens < n:
+        longer = enc.decode_bytes(ids[: max_tokens + 1]).decode("utf-8", "ignore")
+        assert len(cut) <= len(longer)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=TEXT)
+def test_stream_decoder_emits_whole_characters(enc, text):
+    ids = enc.encode_ordinary(text)
+    dec = enc.stream_decoder()
+    pieces = [dec.push(t) for t in ids]
+    assert "\ufffd" not in "".join(pieces) or "\ufffd" in text
+    assert "".join(pieces) + dec.flush() == text
+    assert "".join(enc.decode_stream(iter(ids))) == text
+
+
+def test_stream_decoder_holds_back_partial_characters():
+    enc = tokenmill.load("cl100k_base")
+    ids = enc.encode("🙂")
+    assert len(ids) > 1  # the emoji is split across tokens
+    dec = enc.stream_decoder()
+    assert [dec.push(t) for t in ids[:-1]] == [""] * (len(ids) - 1)
+    assert dec.pending == "🙂".encode()[: len(dec.pending)]
+    assert dec.push(ids[-1]) == "🙂"
+    dec.push(ids[0])
+    assert dec.flush() == "\ufffd"  # an unfinished character at the end is replaced
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pickle_round_trip(name):
+    enc = tokenmill.load(name)
+    again = pickle.loads(pickle.dumps(enc))
+    assert again.encode("hello world") == enc.encode("hello world")
+    assert again.name == name
+    assert len(pickle.dumps(enc)) < 200  # pretrained tokenizers pickle by name
+
+
+def test_custom_tokenizer_pickles_its_data():
+    ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257}
+    tok = Tokenizer(ranks, r"\w+|\W", {"<|end|>": 258}, name="tiny")
+    again = pickle.loads(pickle.dumps(tok))
+    assert again == tok
+    assert again.encode("abc abd<|end|>", allowed_special="all") == [257, 32, 256, 100, 258]
+    assert again.special_tokens == {"<|end|>": 258}
+
+
+def test_decode_variants():
+    enc = tokenmill.load("cl100k_base")
+    text = "héllo 𝔘𝔫𝔦"
+    ids = enc.encode(text)
+    assert enc.decode(ids) == text
+    assert enc.decode(np.array(ids, dtype=np.uint32)) == text
+    assert enc.decode(np.array(ids, dtype=np.int64)) == text
+    partial = ids[:-1]
+    with pytest.raises(UnicodeDecodeError):
+        enc.decode(partial, errors="strict")
+    assert enc.decode(partial).endswith("\ufffd")
+    assert b"".join(enc.decode_tokens_bytes(ids)) == text.encode()
+
+
+def test_single_tokens_and_specials():
+    enc = tokenmill.load("gpt2")
+    assert enc.encode_single_token(" world") == 995
+    assert enc.encode_single_token(b" world") == 995
+    assert enc.encode_single_token("<|endoftext|>") == 50256
+    with pytest.raises(KeyError):
+        enc.encode_single_token(" worldwide peace")
+    assert enc.eot_token == 50256
+    assert enc.is_special_token(50256) and not enc.is_special_token(995)
+    assert enc.decode_single_token_bytes(50256) == b"<|endoftext|>"
+    assert enc.chunks("I've got 12 cats") == ["I", "'ve", " got", " 12", " cats"]
+
+
+def test_allowed_special_names_are_checked():
+    enc = tokenmill.load("gpt2")
+    with pytest.raises(tokenmill.InvalidSpecialTokensError, match=re.escape("<|endoftxt|>")):
+        enc.encode("x", allowed_special={"<|endoftxt|>"})
+    assert enc.encode("<|endoftext|>", allowed_special={"<|endoftext|>"}) == [50256]
+
+
+def test_threads_share_a_tokenizer():
+    enc = tokenmill.load("o200k_base")
+    texts = [f"thread {i}: " + "the quick brown fox " * (50 + i) for i in range(8)]
+    want = [enc.encode(t) for t in texts]
+    got: dict[int, list[int]] = {}
+
+    def work(i: int) -> None:
+        for _ in range(20):
+            got[i] = enc.encode(texts[i])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [got[i] for i in range(8)] == want
+
+
+def test_repr_and_equality():
+    a, b = tokenmill.load("gpt2"), tokenmill.load("r50k_base")
+    assert "gpt2" in repr(a)
+    assert a == b  # same ranks, pattern and specials under two names
+    assert a != tokenmill.load("cl100k_base")

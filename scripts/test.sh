@@ -16,6 +16,6 @@ export PYO3_PYTHON="$PWD/.venv/bin/python"
 cargo fmt --check
 cargo clippy --all-targets --all-features -- -D warnings
 cargo test -q
-.venv/bin/ruff check python tests benchmarks scripts
+.venv/bin/ruff check .
 .venv/bin/python -m mypy.stubtest tokenmill._core
 .venv/bin/python -m pytest -q "$@"

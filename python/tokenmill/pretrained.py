@@ -33,6 +33,7 @@ from tokenmill.errors import (
     UnknownTokenizerError,
     VocabFileError,
 )
+from tokenmill.fileio import write_atomic
 from tokenmill.formats import rankfile
 from tokenmill.patterns import ENDOFPROMPT, ENDOFTEXT, FIM_MIDDLE, FIM_PREFIX, FIM_SUFFIX
 from tokenmill.tokenizer import Tokenizer
@@ -206,7 +207,7 @@ def fetch(url: str, sha256: str | None = None, *, timeout: float = 60.0) -> byte
             raise HashMismatchError(
                 f"{url} has sha256 {digest}, expected {sha256}; nothing was cached"
             )
-    _write_atomic(cache_dir() / key, data)
+    write_atomic(cache_dir() / key, data)
     return data
 
 
@@ -222,22 +223,6 @@ def _download(url: str, timeout: float) -> bytes:
             f"could not download {url}: {reason}. Offline? Put the file in {cache_dir()} "
             f"named {hashlib.sha1(url.encode()).hexdigest()}, or set TOKENMILL_CACHE_DIR"
         ) from None
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write via a temporary file in the same directory and rename: readers never see half a
-    file, and a crash leaves at most a stray temporary file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def load(
@@ -269,7 +254,8 @@ def load(
             f"unknown tokenizer {name!r}: not a known name ({', '.join(REGISTRY)}), "
             "not an existing file, and not a URL"
         )
-    if path.is_dir() or path.name == "encoder.json" or path.name == "vocab.bpe":
+    kind = _file_kind(path)
+    if kind == "gpt2":
         from tokenmill.formats import datagym
 
         tokens, specials = datagym.read(path)
@@ -277,12 +263,47 @@ def load(
             tokens,
             pattern or "gpt2",
             specials if special_tokens is None else special_tokens,
-            name=path.name if path.is_dir() else path.parent.name or "gpt2",
+            name=(path if path.is_dir() else path.parent).name or "gpt2",
         )
+    if kind == "hf":
+        from tokenmill.formats import hf
+
+        tokens, hf_pattern, specials = hf.read(path / "tokenizer.json" if path.is_dir() else path)
+        return Tokenizer(
+            tokens,
+            pattern or hf_pattern,
+            specials if special_tokens is None else special_tokens,
+            name=path.stem,
+        )
+    if kind == "tokenmill":
+        from tokenmill.formats import native
+
+        return native.read(path)
     data = path.read_bytes()
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
         raise HashMismatchError(f"{path} does not have sha256 {sha256}")
     return _from_rank_data(data, str(path), pattern, special_tokens)
+
+
+def _file_kind(path: Path) -> str:
+    """Which format a path holds: ``gpt2``, ``hf``, ``tokenmill`` or ``tiktoken``."""
+    if path.is_dir():
+        if (path / "encoder.json").exists():
+            return "gpt2"
+        if (path / "tokenizer.json").exists():
+            return "hf"
+        raise UnknownTokenizerError(f"{path}: a folder without encoder.json or tokenizer.json")
+    if path.name in ("encoder.json", "vocab.bpe"):
+        return "gpt2"
+    if path.name.endswith((".tokenmill", ".tokenmill.json")):
+        return "tokenmill"
+    if path.suffix == ".json":
+        with path.open("rb") as f:
+            head = f.read(4096)
+        if b'"format"' in head and b"tokenmill" in head:
+            return "tokenmill"
+        return "hf"
+    return "tiktoken"
 
 
 def _from_rank_data(

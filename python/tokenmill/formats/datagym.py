@@ -54,9 +54,10 @@ def parse(
 ) -> tuple[list[bytes], dict[str, int]]:
     """Tokens by id and special tokens from the two files' contents.
 
-    The ranks come from the merge order in ``vocab.bpe`` (after the 256 bytes, in GPT-2's
-    alphabet order) and must agree with ``encoder.json``; entries of ``encoder.json`` that
-    are not byte sequences built by the merges (``<|endoftext|>``) are special tokens.
+    The 256 single bytes take the ids ``encoder.json`` gives them (GPT-2's own order for
+    GPT-2, byte order for tokenizers trained here); each line of ``vocab.bpe`` then makes the
+    next token. ``encoder.json`` must agree; its entries that are not built by the merges
+    (``<|endoftext|>``) are special tokens.
     """
     try:
         encoder = json.loads(encoder_json)
@@ -66,7 +67,12 @@ def parse(
         raise VocabFileError(source, None, "expected a JSON object of token -> id")
     bpe_source = str(Path(source).with_name("vocab.bpe"))
     lines = vocab_bpe.decode("utf-8", errors="strict").split("\n")
-    tokens: list[bytes] = [bytes([b]) for b in BYTE_ORDER]
+    byte_ids = [encoder.get(BYTE_TO_CHAR[b]) for b in range(256)]
+    if sorted(i for i in byte_ids if isinstance(i, int)) != list(range(256)):
+        raise VocabFileError(source, None, "the 256 single bytes must have the ids 0..255")
+    tokens: list[bytes] = [b""] * 256
+    for b, i in enumerate(byte_ids):
+        tokens[i] = bytes([b])  # type: ignore[index]
     seen = set(tokens)
     for number, line in enumerate(lines, start=1):
         if not line or line.startswith("#version"):

@@ -1,0 +1,1 @@
+"""Looking at tokenizers: token boundaries, vocabulary summaries, comparisons."""

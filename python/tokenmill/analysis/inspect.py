@@ -1,0 +1,90 @@
+"""A vocabulary at a glance: size, pattern, first and last merges, longest tokens, and how
+token lengths are distributed.
+
+>>> import tokenmill
+>>> info = describe(tokenmill.load("gpt2"), top=3)
+>>> info["n_vocab"], info["first_merges"][0]["merged"]
+(50257, "' t'")
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from tokenmill.analysis.show import token_text
+
+if TYPE_CHECKING:
+    from tokenmill.tokenizer import Tokenizer
+
+
+def _shown(data: bytes) -> str:
+    return repr(token_text(data))
+
+
+def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
+    """Facts about a vocabulary as plain data (what ``tokenmill inspect --json`` prints)."""
+    tokens = tok._core.tokens()
+    parents = tok._core.merge_parents()
+    merges = tok.merges
+    merged = [r for r in range(len(tokens)) if len(tokens[r]) > 1]
+
+    def merge_row(rank: int) -> dict[str, Any]:
+        row: dict[str, Any] = {"rank": rank, "merged": _shown(tokens[rank])}
+        p = parents[rank]
+        if p is not None:
+            row["left"], row["right"] = _shown(tokens[p[0]]), _shown(tokens[p[1]])
+        if merges is not None and rank >= 256 and rank - 256 < len(merges):
+            row["count"] = merges[rank - 256].count
+        return row
+
+    lengths = Counter(len(t) for t in tokens)
+    longest = sorted(range(len(tokens)), key=lambda r: (-len(tokens[r]), r))[:top]
+    return {
+        "name": tok.name,
+        "n_vocab": tok.n_vocab,
+        "ordinary_tokens": len(tokens),
+        "special_tokens": tok.special_tokens,
+        "pattern": tok.pattern_name or tok.pattern,
+        "merges": len(merged),
+        "unreachable": sum(1 for r in merged if parents[r] is None),
+        "first_merges": [merge_row(r) for r in merged[:top]],
+        "last_merges": [merge_row(r) for r in merged[-top:]],
+        "longest_tokens": [
+            {"rank": r, "bytes": len(tokens[r]), "text": _shown(tokens[r])} for r in longest
+        ],
+        "length_histogram": {str(k): lengths[k] for k in sorted(lengths)},
+        "mean_token_bytes": sum(len(t) for t in tokens) / len(tokens),
+    }
+
+
+def format_description(info: dict[str, Any]) -> str:
+    """``describe``'s facts as text for a terminal."""
+    out = [
+        f"{info['name']}: {info['n_vocab']:,} ids ({info['ordinary_tokens']:,} ordinary, "
+        f"{len(info['special_tokens'])} special), pattern {info['pattern']}",
+        f"{info['merges']:,} merged tokens, {info['unreachable']} unreachable by merging, "
+        f"mean token length {info['mean_token_bytes']:.2f} bytes",
+    ]
+    if info["special_tokens"]:
+        out.append("special: " + ", ".join(f"{s} = {i}" for s, i in info["special_tokens"].items()))
+
+    def merges(title: str, rows: list[dict[str, Any]]) -> None:
+        out.append(f"\n{title}:")
+        for m in rows:
+            parts = f"{m.get('left', '?')} + {m.get('right', '?')}"
+            count = f"  seen {m['count']:,}x" if "count" in m else ""
+            out.append(f"  {m['rank']:>7}  {parts:<32} -> {m['merged']}{count}")
+
+    merges("first merges", info["first_merges"])
+    merges("last merges", info["last_merges"])
+    out.append("\nlongest tokens:")
+    out.extend(
+        f"  {t['rank']:>7}  {t['bytes']:>3} bytes  {t['text']}" for t in info["longest_tokens"]
+    )
+    out.append("\ntoken length (bytes): count")
+    hist = info["length_histogram"]
+    peak = max(hist.values())
+    for length, n in hist.items():
+        out.append(f"  {length:>3}: {n:>7,} {'#' * max(1, round(40 * n / peak))}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,105 @@
+"""Token ids in and out of files: text (whitespace-separated), JSON, ``.npy`` and raw
+``uint16``/``uint32`` ``.bin`` (the layout small-GPT training scripts read).
+
+>>> import io
+>>> buf = io.BytesIO()
+>>> write_ids(buf, [[1, 2, 3], [4]], "text")
+>>> buf.getvalue()
+b'1 2 3\\n4\\n'
+>>> read_ids(b"1 2 3\\n4\\n", "text")
+[[1, 2, 3], [4]]
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+from typing import BinaryIO
+
+import numpy as np
+
+FORMATS = ("text", "json", "npy", "bin")
+DTYPES = ("uint16", "uint32")
+
+
+def dtype_for(n_vocab: int, requested: str | None = None) -> str:
+    """``uint16`` when every id fits, else ``uint32``; a requested dtype too small is an error."""
+    if requested is None:
+        return "uint16" if n_vocab <= 1 << 16 else "uint32"
+    if requested not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {requested!r}")
+    if requested == "uint16" and n_vocab > 1 << 16:
+        raise ValueError(f"ids up to {n_vocab - 1} do not fit in uint16; use --dtype uint32")
+    return requested
+
+
+def guess_format(path: str | None) -> str:
+    """The format a file name suggests (``.json``, ``.npy``, ``.bin``), else ``text``."""
+    if path:
+        for fmt, suffix in (("json", ".json"), ("npy", ".npy"), ("bin", ".bin")):
+            if path.endswith(suffix):
+                return fmt
+    return "text"
+
+
+def write_ids(
+    out: BinaryIO, docs: Sequence[Sequence[int]], fmt: str, dtype: str = "uint32"
+) -> None:
+    """Write documents of ids. ``text``: one document per line; ``json``: a list per document
+    (a single list when there is one document); ``npy``/``bin``: all ids concatenated."""
+    if fmt == "text":
+        out.write(b"".join(" ".join(map(str, d)).encode() + b"\n" for d in docs))
+    elif fmt == "json":
+        value = list(docs[0]) if len(docs) == 1 else [list(d) for d in docs]
+        out.write(json.dumps(value).encode() + b"\n")
+    elif fmt in ("npy", "bin"):
+        flat = (
+            np.concatenate([np.asarray(d, dtype=np.int64) for d in docs]) if docs else np.zeros(0)
+        )
+        arr = flat.astype(dtype)
+        if fmt == "npy":
+            buf = io.BytesIO()
+            np.save(buf, arr)
+            out.write(buf.getvalue())
+        else:
+            out.write(arr.tobytes())
+    else:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+
+
+def read_ids(data: bytes, fmt: str, dtype: str = "uint32") -> list[list[int]]:
+    """Documents of ids from file contents (``npy``/``bin`` give a single document)."""
+    if fmt == "text":
+        try:
+            return [
+                [int(x) for x in line.split()]
+                for line in data.decode().splitlines()
+                if line.strip()
+            ]
+        except ValueError as e:
+            raise ValueError(f"expected whitespace-separated integers: {e}") from None
+    if fmt == "json":
+        try:
+            value = json.loads(data)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"not valid JSON: {e}") from None
+        if isinstance(value, list) and all(isinstance(x, int) for x in value):
+            return [value]
+        if isinstance(value, list) and all(
+            isinstance(d, list) and all(isinstance(x, int) for x in d) for d in value
+        ):
+            return value
+        raise ValueError("expected a JSON list of ids or a list of lists of ids")
+    if fmt == "npy":
+        try:
+            arr = np.load(io.BytesIO(data), allow_pickle=False)
+        except (ValueError, OSError) as e:
+            raise ValueError(f"not a .npy file: {e}") from None
+        return [arr.reshape(-1).astype(np.int64).tolist()]
+    if fmt == "bin":
+        size = np.dtype(dtype).itemsize
+        if len(data) % size:
+            raise ValueError(f"{len(data)} bytes is not a whole number of {dtype} ids")
+        return [np.frombuffer(data, dtype=dtype).astype(np.int64).tolist()]
+    raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")

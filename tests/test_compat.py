@@ -7,6 +7,7 @@ import pickle
 
 import pytest
 from oracle import tiktoken_encoding
+
 from tokenmill.compat import tiktoken as tt
 
 NAMES = ["gpt2", "r50k_base", "cl100k_base", "o200k_base"]

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 import tokenmill
 from tokenmill import pretrained
 from tokenmill.formats import rankfile

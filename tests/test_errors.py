@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 
 import pytest
+
 import tokenmill
 from tokenmill import Tokenizer
 from tokenmill.formats import rankfile

@@ -10,10 +10,11 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-import tokenmill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import tiktoken_encoding
+
+import tokenmill
 
 NAMES = ["gpt2", "cl100k_base", "o200k_base"]
 TEXT_SUFFIXES = {".txt", ".json", ".yml", ".yaml", ".csv", ".xml", ".md"}

@@ -9,9 +9,10 @@ import threading
 
 import numpy as np
 import pytest
-import tokenmill
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import tokenmill
 from tokenmill import Tokenizer
 
 NAMES = ["gpt2", "cl100k_base", "o200k_base"]

@@ -43,6 +43,9 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
     tokens = tok._core.tokens()
     parents = tok._core.merge_parents()
     vocab = {datagym.to_text(t): i for i, t in enumerate(tokens)}
+    # Special tokens also go in the model's vocab: HF renumbers added tokens that are not in
+    # it to close gaps (cl100k's specials start at 100257, leaving 100256 unused).
+    vocab.update(tok.special_tokens)
     merges = [
         [datagym.to_text(tokens[p[0]]), datagym.to_text(tokens[p[1]])]
         for p in parents
@@ -124,21 +127,18 @@ def from_dict(
         raise VocabFileError(
             source, None, "not a BPE model: expected model.type == 'BPE' with a vocab"
         )
-    vocab: dict[str, int] = model["vocab"]
+    specials = {t["content"]: int(t["id"]) for t in doc.get("added_tokens") or []}
+    vocab = {text: idx for text, idx in model["vocab"].items() if text not in specials}
     tokens: list[bytes | None] = [None] * len(vocab)
     for text, idx in vocab.items():
         if not isinstance(idx, int) or not 0 <= idx < len(vocab) or tokens[idx] is not None:
             raise VocabFileError(
                 source,
                 None,
-                f"token {text!r} has id {idx!r}: ids must be 0..{len(vocab) - 1}, once each",
+                f"token {text!r} has id {idx!r}: "
+                f"ordinary ids must be 0..{len(vocab) - 1}, once each",
             )
         tokens[idx] = datagym.to_bytes(text, source)
-    specials = {
-        t["content"]: int(t["id"])
-        for t in doc.get("added_tokens") or []
-        if int(t["id"]) >= len(vocab)
-    }
     return tokens, _pattern_of(doc.get("pre_tokenizer"), source), specials  # type: ignore[return-value]
 
 

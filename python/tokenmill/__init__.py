@@ -6,6 +6,7 @@
 [15339, 1917]
 """
 
+from tokenmill.chars import CharTokenizer
 from tokenmill.errors import (
     DisallowedSpecialTokenError,
     DownloadError,
@@ -14,6 +15,7 @@ from tokenmill.errors import (
     InvalidSpecialTokensError,
     InvalidVocabError,
     TokenmillError,
+    UnknownCharacterError,
     UnknownTokenIdError,
     UnknownTokenizerError,
     VocabFileError,
@@ -24,6 +26,7 @@ from tokenmill.tokenizer import Merge, StreamDecoder, Tokenizer
 __version__ = "0.1.0"
 
 __all__ = [
+    "CharTokenizer",
     "DisallowedSpecialTokenError",
     "DownloadError",
     "HashMismatchError",
@@ -34,6 +37,7 @@ __all__ = [
     "StreamDecoder",
     "Tokenizer",
     "TokenmillError",
+    "UnknownCharacterError",
     "UnknownTokenIdError",
     "UnknownTokenizerError",
     "VocabFileError",

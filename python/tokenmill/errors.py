@@ -91,3 +91,16 @@ class TrainingError(TokenmillError, ValueError):
 
 class CorpusFileError(TrainingError):
     """An input file that cannot be read as text; the message names the file and offset."""
+
+
+class UnknownCharacterError(TokenmillError, ValueError):
+    """Text holds a character a character-level tokenizer never saw in training."""
+
+    def __init__(self, char: str, position: int) -> None:
+        self.char = char
+        self.position = position
+        super().__init__(
+            f"character {char!r} (U+{ord(char):04X}) at position {position} was not in the "
+            "training text; train on text that has it, or pass unknown='<unk>' to map unseen "
+            "characters to one id"
+        )

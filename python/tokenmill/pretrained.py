@@ -300,6 +300,10 @@ def _file_kind(path: Path) -> str:
     if path.suffix == ".json":
         with path.open("rb") as f:
             head = f.read(4096)
+        if b"tokenmill-chars" in head:
+            raise UnknownTokenizerError(
+                f"{path} is a character-level tokenizer: load it with tokenmill.CharTokenizer.load"
+            )
         if b'"format"' in head and b"tokenmill" in head:
             return "tokenmill"
         return "hf"

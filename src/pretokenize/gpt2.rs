@@ -1,0 +1,49 @@
+//! The gpt2 (r50k/p50k) scanner:
+//! `'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s`
+//!
+//! Every character is exactly one of letter, number, whitespace or other (checked by the
+//! table generator), so the first character picks the alternative:
+//! - `'` starts a contraction if one follows (case-sensitive), else it is "other";
+//! - a letter, number or other starts a possessive run of its class;
+//! - a space takes the run of the class of the next character if that is not whitespace;
+//! - whitespace: the whole run if it reaches the end of the text (`\s++$`; the run is
+//!   possessive, so `$` before a final `\n` cannot match earlier), else all but its last
+//!   character (`\s+(?!\S)` backtracks one), else (a run of one) that character.
+
+use super::classes::{class_at, contraction_cs, run, spaces, L, N, OTHER};
+
+/// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
+#[inline(always)]
+pub(super) fn next(b: &[u8], i: usize) -> usize {
+    let (c0, l0) = class_at(b, i);
+    let j = i + l0;
+    if c0 & L != 0 {
+        return run(b, j, L);
+    }
+    if c0 & OTHER != 0 {
+        if b.get(i) == Some(&b'\'') {
+            if let Some(end) = contraction_cs(b, i) {
+                return end;
+            }
+        }
+        return run(b, j, OTHER);
+    }
+    if c0 & N != 0 {
+        return run(b, j, N);
+    }
+    // Whitespace.
+    if b.get(i) == Some(&b' ') {
+        let (c1, l1) = class_at(b, j);
+        for class in [L, N, OTHER] {
+            if c1 & class != 0 {
+                return run(b, j + l1, class);
+            }
+        }
+    }
+    let s = spaces(b, i);
+    if s.end == b.len() || s.last == i {
+        s.end
+    } else {
+        s.last
+    }
+}

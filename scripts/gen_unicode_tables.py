@@ -155,7 +155,7 @@ def render(cls: list[int], bits: dict[str, int], folds: dict[str, list[int]]) ->
         rust_bytes(index + [0] * (index_len - len(index)), per_line=32),
         "];",
         "",
-        "/// Class bits of the ASCII characters (a copy of the start of block 0) for the fast path.",
+        "/// Class bits of the ASCII characters (a copy of block 0's start), for the fast path.",
         "pub static ASCII: [u8; 128] = [",
         rust_bytes(cls[:128], per_line=32),
         "];",

@@ -15,7 +15,9 @@
 //!   last `\r`/`\n` if it has one (`\s*[\r\n]` backtracks to it), else all but its last
 //!   character (`\s+(?!\S)`), else (a run of one) that character.
 
-use super::classes::{class_at, contraction_ci, run, spaces, CRLF, L, N, OTHER};
+use super::classes::{
+    class_at, contraction_ci, letter_lanes, run, run_swar, spaces, CRLF, L, N, OTHER,
+};
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
 #[inline(always)]
@@ -23,7 +25,7 @@ pub(super) fn next(b: &[u8], i: usize) -> usize {
     let (c0, l0) = class_at(b, i);
     let j = i + l0;
     if c0 & L != 0 {
-        return run(b, j, L);
+        return run_swar(b, j, L, letter_lanes);
     }
     if c0 & N != 0 {
         let (c1, l1) = class_at(b, j);
@@ -42,7 +44,7 @@ pub(super) fn next(b: &[u8], i: usize) -> usize {
         }
         let (c1, l1) = class_at(b, j);
         if c1 & L != 0 {
-            return run(b, j + l1, L);
+            return run_swar(b, j + l1, L, letter_lanes);
         }
         if c0 & OTHER != 0 {
             return run(b, run(b, j, OTHER), CRLF);

@@ -84,6 +84,97 @@ pub(super) fn run(b: &[u8], mut i: usize, mask: u8) -> usize {
     }
 }
 
+const HI: u64 = 0x8080_8080_8080_8080;
+const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// High bit of each byte lane of `x` (whose lanes are all < 0x80) set iff `lo <= lane <= hi`.
+#[inline(always)]
+fn in_range(x: u64, lo: u8, hi: u8) -> u64 {
+    // Neither sum carries into the next lane: lanes are < 0x80 and each addend is <= 0x80.
+    let ge_lo = x + ONES * (0x80 - lo as u64);
+    let gt_hi = x + ONES * (0x7F - hi as u64);
+    ge_lo & !gt_hi & HI
+}
+
+/// Lanes of `w` that are ASCII letters `[A-Za-z]`.
+#[inline(always)]
+pub(super) fn letter_lanes(w: u64) -> u64 {
+    in_range((w | (ONES * 0x20)) & LOW7, b'a', b'z') & !w
+}
+
+/// Lanes of `w` that are ASCII lowercase letters `[a-z]`.
+#[inline(always)]
+pub(super) fn lower_lanes(w: u64) -> u64 {
+    in_range(w & LOW7, b'a', b'z') & !w
+}
+
+/// Lanes of `w` that are ASCII uppercase letters `[A-Z]`.
+#[inline(always)]
+pub(super) fn upper_lanes(w: u64) -> u64 {
+    in_range(w & LOW7, b'A', b'Z') & !w
+}
+
+/// Like [`run`], eight bytes at a time while they are ASCII: `lanes` marks the ASCII bytes of a
+/// word that are in `mask` (it must agree with the table on ASCII). A run's end costs one
+/// `trailing_zeros` instead of a mispredicted branch per byte.
+#[inline(always)]
+pub(super) fn run_swar(b: &[u8], mut i: usize, mask: u8, lanes: impl Fn(u64) -> u64) -> usize {
+    loop {
+        i = skip_ascii8(b, i, &lanes);
+        // `i` holds a byte outside the ASCII part of the class, or is near the end. Stay on
+        // this path through non-ASCII text (measured: going back to the eight-byte test after
+        // every Cyrillic letter made ru.txt 45% slower than the plain loop), and return to it
+        // after an ASCII byte of the class.
+        loop {
+            match b.get(i) {
+                Some(&c) if c < 0x80 => {
+                    if ascii_class(c) & mask == 0 {
+                        return i;
+                    }
+                    i += 1;
+                    break;
+                }
+                Some(&c) => {
+                    let (cp, len) = decode(b, i, c);
+                    if class_of(cp) & mask == 0 {
+                        return i;
+                    }
+                    i += len;
+                }
+                None => return i,
+            }
+        }
+    }
+}
+
+/// The first byte at or after `i` that `lanes` does not mark, or the start of the last
+/// incomplete eight-byte word if all of them are marked.
+#[inline(always)]
+fn skip_ascii8(b: &[u8], mut i: usize, lanes: impl Fn(u64) -> u64) -> usize {
+    while let Some(w) = b.get(i..).and_then(|s| s.first_chunk::<8>()) {
+        let stop = !lanes(u64::from_le_bytes(*w)) & HI;
+        if stop != 0 {
+            return i + (stop.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i
+}
+
+/// The first byte at or after `i` that `lanes` does not mark, eight bytes at a time.
+#[inline(always)]
+pub(super) fn skip_ascii(b: &[u8], i: usize, lanes: impl Fn(u64) -> u64) -> usize {
+    let mut i = skip_ascii8(b, i, &lanes);
+    while let Some(&c) = b.get(i) {
+        if lanes(c as u64) & 0x80 == 0 {
+            return i;
+        }
+        i += 1;
+    }
+    i
+}
+
 /// A whitespace run starting at `i` (which holds whitespace).
 pub(super) struct Spaces {
     /// Where the run ends (the first non-whitespace character, or the end of the text).
@@ -197,6 +288,21 @@ mod tests {
             let b = s.as_bytes();
             let c = s.chars().next().unwrap_or('\0');
             assert_eq!(decode(b, 0, b[0]), (c as u32, s.len()), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn swar_lanes_agree_with_the_table() {
+        for c in 0..=255u8 {
+            for pos in 0..8 {
+                let w =
+                    u64::from_le_bytes([b'!'; 8]) & !(0xFF << (pos * 8)) | (c as u64) << (pos * 8);
+                let lane = |f: fn(u64) -> u64| f(w) >> (pos * 8 + 7) & 1 == 1;
+                let cls = if c < 0x80 { ascii_class(c) } else { 0 };
+                assert_eq!(lane(letter_lanes), cls & L != 0, "{c}");
+                assert_eq!(lane(lower_lanes), cls & L != 0 && cls & LO != 0, "{c}");
+                assert_eq!(lane(upper_lanes), cls & L != 0 && cls & UP != 0, "{c}");
+            }
         }
     }
 

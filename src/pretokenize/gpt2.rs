@@ -10,7 +10,7 @@
 //!   possessive, so `$` before a final `\n` cannot match earlier), else all but its last
 //!   character (`\s+(?!\S)` backtracks one), else (a run of one) that character.
 
-use super::classes::{class_at, contraction_cs, run, spaces, L, N, OTHER};
+use super::classes::{class_at, contraction_cs, letter_lanes, run, run_swar, spaces, L, N, OTHER};
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
 #[inline(always)]
@@ -18,7 +18,7 @@ pub(super) fn next(b: &[u8], i: usize) -> usize {
     let (c0, l0) = class_at(b, i);
     let j = i + l0;
     if c0 & L != 0 {
-        return run(b, j, L);
+        return run_swar(b, j, L, letter_lanes);
     }
     if c0 & OTHER != 0 {
         if b.get(i) == Some(&b'\'') {
@@ -34,7 +34,10 @@ pub(super) fn next(b: &[u8], i: usize) -> usize {
     // Whitespace.
     if b.get(i) == Some(&b' ') {
         let (c1, l1) = class_at(b, j);
-        for class in [L, N, OTHER] {
+        if c1 & L != 0 {
+            return run_swar(b, j + l1, L, letter_lanes);
+        }
+        for class in [N, OTHER] {
             if c1 & class != 0 {
                 return run(b, j + l1, class);
             }

@@ -254,6 +254,109 @@ mod tests {
         );
     }
 
+    fn check(name: &str, text: &str, want: &[&str]) {
+        let s = Splitter::new(name).unwrap();
+        assert!(s.is_scanner());
+        assert_eq!(s.chunks(text).unwrap(), want, "{name} {text:?}");
+        // The regex engine agrees on these (all characters are old and unambiguous).
+        let r = Splitter::with_regex_engine(name).unwrap();
+        assert!(!r.is_scanner());
+        assert_eq!(
+            r.chunks(text).unwrap(),
+            want,
+            "{name} {text:?} (fancy-regex)"
+        );
+    }
+
+    #[test]
+    fn gpt2_tricky_cases() {
+        check("gpt2", "", &[]);
+        check("gpt2", "'S ''s 's", &["'", "S", " ''", "s", " '", "s"]);
+        check("gpt2", "x\u{301}", &["x", "\u{301}"]);
+        check("gpt2", "a \n", &["a", " \n"]);
+        check("gpt2", "a  \tb", &["a", "  ", "\t", "b"]);
+        check("gpt2", "  ", &["  "]);
+        check("gpt2", " ", &[" "]);
+        check("gpt2", "a\n\nb", &["a", "\n", "\n", "b"]);
+        check("gpt2", "1,234.5 $", &["1", ",", "234", ".", "5", " $"]);
+        check("gpt2", " 12345 ٣٤", &[" 12345", " ٣٤"]);
+        check("gpt2", "you'll've", &["you", "'ll", "'ve"]);
+        check("gpt2", "éte\u{301}!", &["éte", "\u{301}!"]);
+    }
+
+    #[test]
+    fn cl100k_tricky_cases() {
+        check(
+            "cl100k",
+            "'sam 'Sam 'ſam",
+            &["'s", "am", " '", "Sam", " '", "ſam"],
+        );
+        check("cl100k", "'lL'VE'x", &["'lL", "'VE", "'x"]);
+        check("cl100k", "a\u{301}b", &["a", "\u{301}b"]);
+        check("cl100k", "12345 x", &["123", "45", " x"]);
+        check("cl100k", "!!\n\nx", &["!!\n\n", "x"]);
+        check("cl100k", "  \n  ", &["  \n  "]);
+        check("cl100k", "  \n  x", &["  \n", " ", " x"]);
+        check("cl100k", "\u{a0}x\tx", &["\u{a0}x", "\tx"]);
+        check("cl100k", "\r\n\r\nx", &["\r\n\r\n", "x"]);
+        check("cl100k", "x \r\n", &["x", " \r\n"]);
+        check("cl100k", " !?\r\n", &[" !?\r\n"]);
+        check("cl100k", "\"Hi\"", &["\"Hi", "\""]);
+    }
+
+    #[test]
+    fn o200k_tricky_cases() {
+        check("o200k", "\u{301}ABC", &["\u{301}", "ABC"]);
+        check("o200k", "中A", &["中", "A"]);
+        check("o200k", "A\u{301}B", &["A\u{301}", "B"]);
+        check("o200k", "HELLOworld AǅB'S", &["HELLOworld", " AǅB'S"]);
+        check(
+            "o200k",
+            "don't DON'T 'sam x'sam",
+            &["don't", " DON'T", " '", "sam", " x's", "am"],
+        );
+        check("o200k", "'sam", &["'sam"]);
+        check("o200k", "  \n  ", &["  \n", "  "]);
+        check("o200k", "!\n/\nx", &["!\n/\n", "x"]);
+        check("o200k", " \u{301}", &[" \u{301}"]);
+        check("o200k", "1234", &["123", "4"]);
+        check("o200k", "camelCase XMLHttp", &["camel", "Case", " XMLHttp"]);
+        check("o200k", "x'LL'ſ", &["x'LL", "'ſ"]);
+    }
+
+    /// Random strings over characters on which fancy-regex and Python's `regex` agree: the
+    /// scanners must equal the regex engine running tiktoken's pattern strings.
+    #[test]
+    fn scanners_equal_the_regex_engine_on_random_text() {
+        let atoms = [
+            " ", "  ", "\t", "\r", "\n", "\u{b}", "\u{c}", "\u{85}", "\u{a0}", "\u{2028}",
+            "\u{3000}", "'", "s", "t", "d", "m", "l", "v", "e", "r", "S", "T", "L", "E", "ſ", "1",
+            "٣", "Ⅻ", "a", "A", "ǅ", "中", "é", "\u{301}", "😀", "/", "!", ".", "ß", "ω",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for name in ["gpt2", "cl100k", "o200k"] {
+            let scanner = Splitter::new(name).unwrap();
+            let regex = Splitter::with_regex_engine(name).unwrap();
+            for _ in 0..10_000 {
+                let len = next() % 12;
+                let text: String = (0..len)
+                    .map(|_| atoms[(next() % atoms.len() as u64) as usize])
+                    .collect();
+                assert_eq!(
+                    scanner.chunks(&text).unwrap(),
+                    regex.chunks(&text).unwrap(),
+                    "{name} {text:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn custom_pattern_is_lossless() {
         let s = Splitter::new(r"[a-z]+").unwrap();
@@ -270,5 +373,57 @@ mod tests {
             Splitter::new(""),
             Err(Error::InvalidPattern { .. })
         ));
+    }
+}
+
+/// Throughput of the scanners on the shared corpora (`cargo test --release -- --ignored
+/// throughput --nocapture`); for quick iteration without building the Python module.
+#[cfg(test)]
+mod throughput {
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    #[ignore]
+    fn throughput() {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+        let files = [
+            "holmes.txt",
+            "multilingual/de.txt",
+            "multilingual/ru.txt",
+            "multilingual/zh.txt",
+            "multilingual/hi.txt",
+            "multilingual/emoji.txt",
+        ];
+        let texts: Vec<(&str, String)> = files
+            .iter()
+            .filter_map(|f| Some((*f, std::fs::read_to_string(data.join(f)).ok()?)))
+            .collect();
+        let names = ["gpt2", "cl100k", "o200k"];
+        let splitters: Vec<Splitter> = names.iter().map(|n| Splitter::new(n).unwrap()).collect();
+        // The machine is shared (and its two vCPUs may be SMT siblings), so single timings
+        // swing by 2x: interleave all cells in rounds and keep each cell's best.
+        let mut best = vec![f64::INFINITY; texts.len() * names.len()];
+        for _ in 0..30 {
+            for (t, (_, text)) in texts.iter().enumerate() {
+                for (k, s) in splitters.iter().enumerate() {
+                    let t0 = Instant::now();
+                    let mut total = 0usize;
+                    s.split(text, |c| total += c.len()).unwrap();
+                    let dt = t0.elapsed().as_secs_f64();
+                    assert_eq!(total, text.len());
+                    let cell = &mut best[t * names.len() + k];
+                    *cell = cell.min(dt);
+                }
+            }
+        }
+        for (t, (file, text)) in texts.iter().enumerate() {
+            let mut line = format!("{file:<24}");
+            for (k, name) in names.iter().enumerate() {
+                let mbs = text.len() as f64 / best[t * names.len() + k] / 1e6;
+                line += &format!(" {name} {mbs:>7.1}");
+            }
+            println!("{line}");
+        }
     }
 }

@@ -19,7 +19,10 @@
 //! chunk, `AǅB's` too (via (3), ǅ being Lt). Whitespace runs go through their last `\r`/`\n`
 //! (`\s*[\r\n]+`), else to the end of the text, else give back their last character.
 
-use super::classes::{class_at, contraction_ci, run, spaces, CRLF, L, LO, M, N, OTHER, UP};
+use super::classes::{
+    class_at, contraction_ci, lower_lanes, run, run_swar, skip_ascii, spaces, upper_lanes, CRLF, L,
+    LO, M, N, OTHER, UP,
+};
 
 /// `U*W+` from `s`: `(end of the match of step 1, or None; end of the U-run)`.
 #[inline(always)]
@@ -30,9 +33,14 @@ fn word(b: &[u8], s: usize) -> (Option<usize>, usize) {
         let (c, len) = class_at(b, p);
         if c & UP == 0 {
             if c & LO != 0 {
-                return (Some(run(b, p + len, LO)), p);
+                return (Some(run_swar(b, p + len, LO, lower_lanes)), p);
             }
             return (after_last_w, p);
+        }
+        if c & LO == 0 && len == 1 {
+            // ASCII uppercase: skip the rest of the ASCII uppercase run at once.
+            p = skip_ascii(b, p + len, upper_lanes);
+            continue;
         }
         p += len;
         if c & LO != 0 {

@@ -543,7 +543,7 @@ pub static INDEX: [u8; 16384] = [
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 ];
 
-/// Class bits of the ASCII characters (a copy of the start of block 0) for the fast path.
+/// Class bits of the ASCII characters (a copy of block 0's start), for the fast path.
 pub static ASCII: [u8; 128] = [
     128, 128, 128, 128, 128, 128, 128, 128, 128, 4, 68, 4, 4, 68, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128,
     4, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 128, 128, 128, 128, 128, 128,

@@ -18,10 +18,21 @@
 use super::classes::{
     class_at, contraction_ci, letter_lanes, run, run_swar, spaces, CRLF, L, N, OTHER,
 };
+use super::Scanner;
+
+/// The cl100k scanner.
+pub(super) struct Cl100k;
+
+impl Scanner for Cl100k {
+    #[inline(always)]
+    fn next(b: &[u8], i: usize) -> usize {
+        next(b, i)
+    }
+}
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
 #[inline(always)]
-pub(super) fn next(b: &[u8], i: usize) -> usize {
+fn next(b: &[u8], i: usize) -> usize {
     let (c0, l0) = class_at(b, i);
     let j = i + l0;
     if c0 & L != 0 {

@@ -11,10 +11,21 @@
 //!   character (`\s+(?!\S)` backtracks one), else (a run of one) that character.
 
 use super::classes::{class_at, contraction_cs, letter_lanes, run, run_swar, spaces, L, N, OTHER};
+use super::Scanner;
+
+/// The gpt2 scanner.
+pub(super) struct Gpt2;
+
+impl Scanner for Gpt2 {
+    #[inline(always)]
+    fn next(b: &[u8], i: usize) -> usize {
+        next(b, i)
+    }
+}
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
 #[inline(always)]
-pub(super) fn next(b: &[u8], i: usize) -> usize {
+fn next(b: &[u8], i: usize) -> usize {
     let (c0, l0) = class_at(b, i);
     let j = i + l0;
     if c0 & L != 0 {

@@ -155,9 +155,9 @@ impl Splitter {
     #[inline]
     pub fn split<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<(), Error> {
         match &self.kind {
-            Kind::Named(Named::Gpt2) => scan(text, &mut f, gpt2::next),
-            Kind::Named(Named::Cl100k) => scan(text, &mut f, cl100k::next),
-            Kind::Named(Named::O200k) => scan(text, &mut f, o200k::next),
+            Kind::Named(Named::Gpt2) => scan::<gpt2::Gpt2>(text, &mut f),
+            Kind::Named(Named::Cl100k) => scan::<cl100k::Cl100k>(text, &mut f),
+            Kind::Named(Named::O200k) => scan::<o200k::O200k>(text, &mut f),
             Kind::Regex(_, re) => split_regex(re, text, &mut f),
         }
     }
@@ -177,20 +177,24 @@ impl Splitter {
     }
 }
 
-/// Drive a scanner: `next(bytes, i)` is the end of the chunk starting at `i`.
+/// A hand-written scanner for one pattern.
+trait Scanner {
+    /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary of the text
+    /// whose bytes are `b`).
+    fn next(b: &[u8], i: usize) -> usize;
+}
+
+/// Drive a scanner over `text`.
 ///
-/// Inlined into `split` with the scanner and the callback, so the whole loop is one function:
-/// the callback costs no call per chunk.
+/// Inlined into `split` with the scanner and the callback, so the whole loop is one function.
+/// Measured: passing the scanner as a `fn` item left a call to an `Fn::call` shim per chunk,
+/// not inlined; a trait's `#[inline(always)]` method is.
 #[inline(always)]
-fn scan<'t>(
-    text: &'t str,
-    f: &mut impl FnMut(&'t str),
-    next: impl Fn(&[u8], usize) -> usize,
-) -> Result<(), Error> {
+fn scan<'t, S: Scanner>(text: &'t str, f: &mut impl FnMut(&'t str)) -> Result<(), Error> {
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        let end = next(b, i);
+        let end = S::next(b, i);
         // The scanners only step over whole characters, so `end > i` is a boundary and `get`
         // always succeeds; checking costs two byte compares per chunk and keeps a scanner
         // bug from looping forever or cutting a character.

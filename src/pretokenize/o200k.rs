@@ -23,6 +23,7 @@ use super::classes::{
     class_at, contraction_ci, lower_lanes, run, run_swar, skip_ascii, spaces, upper_lanes, CRLF, L,
     LO, M, N, OTHER, UP,
 };
+use super::Scanner;
 
 /// `U*W+` from `s`: `(end of the match of step 1, or None; end of the U-run)`.
 #[inline(always)]
@@ -60,9 +61,19 @@ fn suffix(b: &[u8], end: usize) -> usize {
     end
 }
 
+/// The o200k scanner.
+pub(super) struct O200k;
+
+impl Scanner for O200k {
+    #[inline(always)]
+    fn next(b: &[u8], i: usize) -> usize {
+        next(b, i)
+    }
+}
+
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
 #[inline(always)]
-pub(super) fn next(b: &[u8], i: usize) -> usize {
+fn next(b: &[u8], i: usize) -> usize {
     let (c0, l0) = class_at(b, i);
     let j = i + l0;
     if c0 & L != 0 {

@@ -6,7 +6,7 @@
 //! valid UTF-8 are exact. Past the end of the text the class is 0 and the length 0, so "end of
 //! text" fails every class test without a separate check.
 
-use super::tables::{self, ASCII, BLOCKS, INDEX, SHIFT};
+use super::tables::{self, BLOCKS, INDEX, SHIFT, SMALL};
 pub(super) use super::tables::{CRLF, L, LO, M, N, OTHER, UP, WS};
 
 /// Class bits of a code point. Any `u32` is accepted; values past U+10FFFF (which valid UTF-8
@@ -30,17 +30,27 @@ pub(super) fn class_at(b: &[u8], i: usize) -> (u8, usize) {
     match b.get(i) {
         None => (0, 0),
         Some(&c) if c < 0x80 => (ascii_class(c), 1),
-        Some(&c) => {
-            let (cp, len) = decode(b, i, c);
-            (class_of(cp), len)
-        }
+        Some(&c) => class_multi(b, i, c),
+    }
+}
+
+/// Class bits and byte length of the multi-byte character whose lead byte `c` is at `i`.
+#[inline(always)]
+pub(super) fn class_multi(b: &[u8], i: usize, c: u8) -> (u8, usize) {
+    if c < 0xE0 {
+        // Two bytes: U+0080..U+07FF, straight from SMALL (`& 0x7FF` keeps it in bounds).
+        let cp = ((c as usize & 0x1F) << 6) | (b.get(i + 1).copied().unwrap_or(0) as usize & 0x3F);
+        (SMALL[cp & 0x7FF], 2)
+    } else {
+        let (cp, len) = decode(b, i, c);
+        (class_of(cp), len)
     }
 }
 
 /// Class bits of an ASCII byte.
 #[inline(always)]
 pub(super) fn ascii_class(c: u8) -> u8 {
-    ASCII[(c & 0x7F) as usize]
+    SMALL[(c & 0x7F) as usize]
 }
 
 /// The code point and byte length of the multi-byte character whose lead byte `c` is at `i`.
@@ -73,8 +83,8 @@ pub(super) fn run(b: &[u8], mut i: usize, mask: u8) -> usize {
                 i += 1;
             }
             Some(&c) => {
-                let (cp, len) = decode(b, i, c);
-                if class_of(cp) & mask == 0 {
+                let (class, len) = class_multi(b, i, c);
+                if class & mask == 0 {
                     return i;
                 }
                 i += len;
@@ -84,7 +94,8 @@ pub(super) fn run(b: &[u8], mut i: usize, mask: u8) -> usize {
     }
 }
 
-const HI: u64 = 0x8080_8080_8080_8080;
+/// The high bit of every byte lane.
+pub(super) const HI: u64 = 0x8080_8080_8080_8080;
 const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
 const ONES: u64 = 0x0101_0101_0101_0101;
 
@@ -136,8 +147,8 @@ pub(super) fn run_swar(b: &[u8], mut i: usize, mask: u8, lanes: impl Fn(u64) -> 
                     break;
                 }
                 Some(&c) => {
-                    let (cp, len) = decode(b, i, c);
-                    if class_of(cp) & mask == 0 {
+                    let (class, len) = class_multi(b, i, c);
+                    if class & mask == 0 {
                         return i;
                     }
                     i += len;
@@ -300,8 +311,8 @@ mod tests {
                 let lane = |f: fn(u64) -> u64| f(w) >> (pos * 8 + 7) & 1 == 1;
                 let cls = if c < 0x80 { ascii_class(c) } else { 0 };
                 assert_eq!(lane(letter_lanes), cls & L != 0, "{c}");
-                assert_eq!(lane(lower_lanes), cls & L != 0 && cls & LO != 0, "{c}");
-                assert_eq!(lane(upper_lanes), cls & L != 0 && cls & UP != 0, "{c}");
+                assert_eq!(lane(lower_lanes), cls & LO != 0, "{c}");
+                assert_eq!(lane(upper_lanes), cls & UP != 0, "{c}");
             }
         }
     }

@@ -20,14 +20,37 @@
 //! (`\s*[\r\n]+`), else to the end of the text, else give back their last character.
 
 use super::classes::{
-    class_at, contraction_ci, lower_lanes, run, run_swar, skip_ascii, spaces, upper_lanes, CRLF, L,
-    LO, M, N, OTHER, UP,
+    class_at, contraction_ci, lower_lanes, run, run_swar, skip_ascii, spaces, upper_lanes, CRLF,
+    HI, L, LO, M, N, OTHER, UP,
 };
 use super::Scanner;
 
 /// `U*W+` from `s`: `(end of the match of step 1, or None; end of the U-run)`.
 #[inline(always)]
 fn word(b: &[u8], s: usize) -> (Option<usize>, usize) {
+    let ascii = b.get(s).is_some_and(|&c| c < 0x80);
+    if let Some(w) = b
+        .get(s..)
+        .and_then(|x| x.first_chunk::<8>())
+        .filter(|_| ascii)
+    {
+        // ASCII fast path: `[A-Z]*[a-z]*` ending inside these eight bytes at an ASCII byte
+        // (so neither run can continue with a non-ASCII letter). Measured on holmes.txt: +12%
+        // over the general loop below.
+        let w = u64::from_le_bytes(*w);
+        let not_upper = !upper_lanes(w) & HI;
+        let u = not_upper.trailing_zeros() / 8;
+        if u < 8 {
+            let stop = !lower_lanes(w) & HI & (u64::MAX << (8 * u));
+            let e = stop.trailing_zeros() / 8;
+            if e < 8 && (w >> (8 * e)) & 0x80 == 0 {
+                let (u, e) = (s + u as usize, s + e as usize);
+                // A lowercase run after the capitals matches `U*W+`; else there is no W in
+                // an ASCII capital run, and `U+` is up to the caller.
+                return (if e > u { Some(e) } else { None }, u);
+            }
+        }
+    }
     let mut p = s;
     let mut after_last_w = None;
     loop {

@@ -156,7 +156,7 @@ def render(cls: list[int], bits: dict[str, int], folds: dict[str, list[int]]) ->
         "];",
         "",
         "/// Class bits of U+0000..U+07FF (the one- and two-byte UTF-8 characters), looked up",
-        "/// directly: one load instead of two for ASCII, Latin, Greek, Cyrillic, Hebrew, Arabic...",
+        "/// directly: one load instead of two for ASCII, Latin, Greek, Cyrillic, Arabic...",
         "pub static SMALL: [u8; 2048] = [",
         rust_bytes(cls[:2048], per_line=32),
         "];",

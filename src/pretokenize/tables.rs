@@ -544,7 +544,7 @@ pub static INDEX: [u8; 16384] = [
 ];
 
 /// Class bits of U+0000..U+07FF (the one- and two-byte UTF-8 characters), looked up
-/// directly: one load instead of two for ASCII, Latin, Greek, Cyrillic, Hebrew, Arabic...
+/// directly: one load instead of two for ASCII, Latin, Greek, Cyrillic, Arabic...
 pub static SMALL: [u8; 2048] = [
     128, 128, 128, 128, 128, 128, 128, 128, 128, 4, 68, 4, 4, 68, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128,
     4, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 128, 128, 128, 128, 128, 128,

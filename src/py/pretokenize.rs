@@ -10,7 +10,6 @@ pub(super) use crate::pretokenize::{Named, CL100K_PATTERN, GPT2_PATTERN, O200K_P
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 
 /// A splitter on `engine`: "auto" (the scanner for a named pattern) or "regex" (fancy-regex).
 fn splitter(py: Python<'_>, pattern: &str, engine: &str) -> PyResult<Splitter> {
@@ -46,42 +45,52 @@ fn count_chunks(py: Python<'_>, pattern: &str, text: &str, engine: &str) -> PyRe
     py.detach(|| s.count(text)).map_err(|e| to_py(py, e, None))
 }
 
-/// For each text of at most 64 characters, a mask whose bit k is set when a chunk ends right
-/// after character k.
+/// `text` is pieces of `width` characters each (`width` <= 64; the last may be shorter), one
+/// after the other: for each piece split on its own, a mask whose bit k is set when a chunk ends right after character
+/// k. One string in, one array out: the exhaustive per-code-point test makes 13 million
+/// pieces, and a Python string per piece cost more than the splitting.
 #[pyfunction]
-#[pyo3(signature = (pattern, texts, engine = "auto"))]
+#[pyo3(signature = (pattern, text, width, engine = "auto"))]
 fn boundary_masks<'py>(
     py: Python<'py>,
     pattern: &str,
-    texts: Vec<PyBackedStr>,
+    text: &str,
+    width: usize,
     engine: &str,
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    if !(1..=64).contains(&width) {
+        return Err(PyValueError::new_err(format!(
+            "width must be 1..=64 characters, not {width}"
+        )));
+    }
     let s = splitter(py, pattern, engine)?;
     let masks = py.detach(|| {
-        let mut out = Vec::with_capacity(texts.len());
-        for text in &texts {
-            let text: &str = text;
-            let mut mask = 0u64;
-            let mut chars = 0usize;
-            let mut too_long = false;
-            s.split(text, |chunk| {
-                chars += chunk.chars().count();
-                match chars.checked_sub(1).filter(|&k| k < 64) {
-                    Some(k) => mask |= 1 << k,
-                    None => too_long = true,
-                }
-            })
-            .map_err(|e| e.to_string())?;
-            if too_long {
-                return Err(format!("text of {chars} characters: at most 64 allowed"));
-            }
+        let mut out = Vec::with_capacity(text.len() / width);
+        // Byte offsets where pieces start: every `width`-th character, then the end.
+        let mut starts = text
+            .char_indices()
+            .map(|(k, _)| k)
+            .step_by(width)
+            .chain(std::iter::once(text.len()));
+        let Some(mut start) = starts.next() else {
+            return Ok(out);
+        };
+        for end in starts {
+            let piece = text.get(start..end).unwrap_or("");
+            let (mut mask, mut chars) = (0u64, 0u32);
+            s.split(piece, |chunk| {
+                chars += chunk.chars().count() as u32;
+                // chars <= width <= 64, so the shift is in range.
+                mask |= 1u64.wrapping_shl(chars.wrapping_sub(1));
+            })?;
             out.push(mask);
+            start = end;
         }
         Ok(out)
     });
     masks
         .map(|m| PyArray1::from_vec(py, m))
-        .map_err(PyValueError::new_err)
+        .map_err(|e| to_py(py, e, None))
 }
 
 pub fn register(m: &Bound<PyModule>) -> PyResult<()> {

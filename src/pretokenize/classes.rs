@@ -39,6 +39,7 @@ pub(super) fn class_at(b: &[u8], i: usize) -> (u8, usize) {
 pub(super) fn class_multi(b: &[u8], i: usize, c: u8) -> (u8, usize) {
     if c < 0xE0 {
         // Two bytes: U+0080..U+07FF, straight from SMALL (`& 0x7FF` keeps it in bounds).
+        // Measured: +13-17% on ru.txt (gpt2, cl100k) over the two-level lookup.
         let cp = ((c as usize & 0x1F) << 6) | (b.get(i + 1).copied().unwrap_or(0) as usize & 0x3F);
         (SMALL[cp & 0x7FF], 2)
     } else {
@@ -128,15 +129,16 @@ pub(super) fn upper_lanes(w: u64) -> u64 {
 
 /// Like [`run`], eight bytes at a time while they are ASCII: `lanes` marks the ASCII bytes of a
 /// word that are in `mask` (it must agree with the table on ASCII). A run's end costs one
-/// `trailing_zeros` instead of a mispredicted branch per byte.
+/// `trailing_zeros` instead of a mispredicted branch at a data-dependent byte. Measured on
+/// holmes.txt (gpt2): ~320 MB/s with [`run`] for letter runs, ~590 MB/s with this.
 #[inline(always)]
 pub(super) fn run_swar(b: &[u8], mut i: usize, mask: u8, lanes: impl Fn(u64) -> u64) -> usize {
     loop {
         i = skip_ascii8(b, i, &lanes);
         // `i` holds a byte outside the ASCII part of the class, or is near the end. Stay on
         // this path through non-ASCII text (measured: going back to the eight-byte test after
-        // every Cyrillic letter made ru.txt 45% slower than the plain loop), and return to it
-        // after an ASCII byte of the class.
+        // every Cyrillic letter took ru.txt from ~560 to ~310 MB/s), and return to it after
+        // an ASCII byte of the class.
         loop {
             match b.get(i) {
                 Some(&c) if c < 0x80 => {

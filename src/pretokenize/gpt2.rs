@@ -26,6 +26,13 @@ impl Scanner for Gpt2 {
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
 #[inline(always)]
 fn next(b: &[u8], i: usize) -> usize {
+    // The commonest chunk of prose and code first: a space and ASCII letters. Measured: +7% on
+    // holmes.txt and de.txt, -4% on hi.txt and zh.txt (where the test mostly fails).
+    if let Some(&[b' ', c1]) = b.get(i..i + 2) {
+        if c1.is_ascii_alphabetic() {
+            return run_swar(b, i + 2, L, letter_lanes);
+        }
+    }
     let (c0, l0) = class_at(b, i);
     let j = i + l0;
     if c0 & L != 0 {

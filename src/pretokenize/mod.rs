@@ -196,8 +196,9 @@ fn scan<'t, S: Scanner>(text: &'t str, f: &mut impl FnMut(&'t str)) -> Result<()
     while i < b.len() {
         let end = S::next(b, i);
         // The scanners only step over whole characters, so `end > i` is a boundary and `get`
-        // always succeeds; checking costs two byte compares per chunk and keeps a scanner
-        // bug from looping forever or cutting a character.
+        // always succeeds; checking keeps a scanner bug from looping forever or cutting a
+        // character. Measured: `get_unchecked` instead was 2-6% faster for gpt2 and cl100k,
+        // not for o200k; not worth an `unsafe` whose proof is every line of three scanners.
         match text.get(i..end) {
             Some(chunk) if end > i => f(chunk),
             _ => {

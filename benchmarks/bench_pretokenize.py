@@ -9,6 +9,8 @@ For each named pattern and corpus, MB/s (UTF-8 bytes of input per second, best o
 - ``fancy``: the same pattern on fancy-regex (the engine custom patterns use), counting chunks;
 - ``regex``: ``regex.findall`` with the pattern precompiled (the oracle; returns a list).
 
+Every cell is timed in interleaved rounds and keeps its best time (the machine may be shared).
+
     python benchmarks/bench_pretokenize.py [--corpus holmes ...] [--repeat 5] [--json out.json]
 
 Corpora come from ``../shared/data`` (relative to the repository); without it the benchmark
@@ -54,19 +56,10 @@ DEFAULT_CORPORA = [
 ENGINES = ("scanner", "scan+list", "fancy", "regex")
 
 
-def best_seconds(fn: Callable[[], object], repeat: int, budget: float) -> float:
-    """Best wall time of `repeat` calls, stopping early once `budget` seconds are spent."""
-    best = float("inf")
-    spent = 0.0
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        dt = time.perf_counter() - t0
-        best = min(best, dt)
-        spent += dt
-        if spent > budget:
-            break
-    return best
+def timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def runners(name: str, text: str) -> dict[str, Callable[[], object]]:
@@ -94,8 +87,8 @@ def main() -> None:
     ap.add_argument("--corpus", nargs="*", help="files, or names under ../shared/data")
     ap.add_argument("--pattern", nargs="*", choices=list(PATTERNS), default=list(PATTERNS))
     ap.add_argument("--engine", nargs="*", choices=ENGINES, default=list(ENGINES))
-    ap.add_argument("--repeat", type=int, default=5, help="runs per measurement (best is kept)")
-    ap.add_argument("--budget", type=float, default=3.0, help="max seconds per measurement")
+    ap.add_argument("--repeat", type=int, default=7, help="runs per measurement (best is kept)")
+    ap.add_argument("--budget", type=float, default=4.0, help="max seconds per measurement")
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
 
@@ -107,35 +100,51 @@ def main() -> None:
             return
         paths = [DATA / c for c in DEFAULT_CORPORA if (DATA / c).is_file()]
 
-    results = []
-    header = f"{'corpus':<22}{'MB':>6} {'pattern':<7}" + "".join(f"{e:>11}" for e in args.engine)
-    print("MB/s, best of", args.repeat, "runs, one thread")
+    texts = {}
+    for path in paths:
+        label = str(path.relative_to(DATA)) if path.is_relative_to(DATA) else path.name
+        texts[label] = path.read_text(encoding="utf-8")
+    cells = [(label, name) for label in texts for name in args.pattern]
+    run = {cell: runners(cell[1], texts[cell[0]]) for cell in cells}
+    for label, name in cells:
+        # The engines must agree before their speeds mean anything.
+        counts = {_core.count_chunks(name, texts[label], engine=e) for e in ("auto", "regex")}
+        if len(counts) != 1:
+            sys.exit(f"{label} {name}: scanner and fancy-regex disagree: {counts}")
+
+    # The machine may be shared: single timings swing by 2x. Interleave every cell and engine
+    # in rounds, so a busy moment hits all of them alike, and keep each one's best time.
+    best = {(cell, e): float("inf") for cell in cells for e in args.engine}
+    spent = dict.fromkeys(best, 0.0)
+    for _ in range(args.repeat):
+        for cell in cells:
+            for engine in args.engine:
+                if spent[cell, engine] > args.budget:
+                    continue
+                dt = timed(run[cell][engine])
+                best[cell, engine] = min(best[cell, engine], dt)
+                spent[cell, engine] += dt
+
+    print(f"MB/s, best of up to {args.repeat} interleaved runs, one thread")
+    header = f"{'corpus':<26}{'MB':>6} {'pattern':<7}" + "".join(f"{e:>11}" for e in args.engine)
     print(header)
     print("-" * len(header))
-    for path in paths:
-        text = path.read_text(encoding="utf-8")
-        mb = len(text.encode("utf-8")) / 1e6
-        label = str(path.relative_to(DATA)) if path.is_relative_to(DATA) else path.name
-        for name in args.pattern:
-            run = runners(name, text)
-            if "scanner" in args.engine or "fancy" in args.engine:
-                # The engines must agree before their speeds mean anything.
-                counts = {_core.count_chunks(name, text, engine=e) for e in ("auto", "regex")}
-                if len(counts) != 1:
-                    sys.exit(f"{label} {name}: scanner and fancy-regex disagree: {counts}")
-            row = {"corpus": label, "bytes": round(mb * 1e6), "pattern": name}
-            cells = []
-            for engine in args.engine:
-                repeat = args.repeat if engine != "regex" else max(1, args.repeat // 2)
-                secs = best_seconds(run[engine], repeat, args.budget)
-                row[engine] = mb / secs
-                cells.append(f"{mb / secs:>11.1f}")
-            results.append(row)
-            print(f"{label:<22}{mb:>6.2f} {name:<7}" + "".join(cells), flush=True)
+    results = []
+    speeds: dict[str, list[float]] = {e: [] for e in args.engine}
+    for label, name in cells:
+        mb = len(texts[label].encode("utf-8")) / 1e6
+        row: dict[str, object] = {"corpus": label, "bytes": round(mb * 1e6), "pattern": name}
+        for engine in args.engine:
+            mbs = mb / best[(label, name), engine]
+            speeds[engine].append(mbs)
+            row[engine] = round(mbs, 1)
+        results.append(row)
+        line = "".join(f"{speeds[e][-1]:>11.1f}" for e in args.engine)
+        print(f"{label:<26}{mb:>6.2f} {name:<7}{line}")
     if "scanner" in args.engine:
         print()
         for other in [e for e in args.engine if e != "scanner"]:
-            ratios = [r["scanner"] / r[other] for r in results]
+            ratios = [a / b for a, b in zip(speeds["scanner"], speeds[other], strict=True)]
             print(f"scanner / {other}: {min(ratios):.1f}x .. {max(ratios):.1f}x")
     if args.json:
         meta = {"python": platform.python_version(), "regex": regex.__version__}

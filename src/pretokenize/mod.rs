@@ -76,6 +76,19 @@ impl Named {
 }
 
 /// Cuts text into chunks. Cheap to share across threads.
+///
+/// ```
+/// use tokenmill::Splitter;
+///
+/// let o200k = Splitter::new("o200k")?;
+/// assert!(o200k.is_scanner());
+/// assert_eq!(o200k.chunks("Don't panic!\n")?, ["Don't", " panic", "!\n"]);
+/// let cl100k = Splitter::new("cl100k_base")?;
+/// assert_eq!(cl100k.chunks("Don't panic!\n")?, ["Don", "'t", " panic", "!\n"]);
+/// // Any other pattern runs on fancy-regex; unmatched text becomes a chunk too.
+/// assert_eq!(Splitter::new(r"\d+")?.chunks("a1b22")?, ["a", "1", "b", "22"]);
+/// # Ok::<(), tokenmill::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Splitter {
     kind: Kind,
@@ -163,6 +176,12 @@ impl Splitter {
     }
 
     /// The number of chunks of `text` (what `split` would call `f` on).
+    ///
+    /// ```
+    /// let s = tokenmill::Splitter::new("gpt2")?;
+    /// assert_eq!(s.count("I've  got 123 cats!")?, 7);
+    /// # Ok::<(), tokenmill::Error>(())
+    /// ```
     pub fn count(&self, text: &str) -> Result<usize, Error> {
         let mut n = 0;
         self.split(text, |_| n += 1)?;
@@ -225,14 +244,16 @@ fn split_regex<'t>(
         if m.start() == m.end() {
             continue;
         }
-        if m.start() > covered {
-            f(&text[covered..m.start()]);
+        // Matches are ascending, non-overlapping and on character boundaries, so the gap is
+        // a valid slice; `get` makes that a checked fact rather than a possible panic.
+        if let Some(gap) = text.get(covered..m.start()).filter(|g| !g.is_empty()) {
+            f(gap);
         }
         f(m.as_str());
         covered = m.end();
     }
-    if covered < text.len() {
-        f(&text[covered..]);
+    if let Some(rest) = text.get(covered..).filter(|r| !r.is_empty()) {
+        f(rest);
     }
     Ok(())
 }

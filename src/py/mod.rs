@@ -3,7 +3,7 @@
 
 use crate::encode::{Allowed, Encoder};
 use crate::error::Error;
-use crate::pretokenize::{self, Splitter};
+use crate::pretokenize::Splitter;
 use crate::vocab::{self, Vocab};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -13,6 +13,8 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
+
+mod pretokenize;
 
 /// Raise the tokenmill.errors class `name` built with `args`.
 fn raise<'py, A: pyo3::call::PyCallArgs<'py>>(py: Python<'py>, name: &str, args: A) -> PyErr {
@@ -495,5 +497,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("GPT2_PATTERN", pretokenize::GPT2_PATTERN)?;
     m.add("CL100K_PATTERN", pretokenize::CL100K_PATTERN)?;
     m.add("O200K_PATTERN", pretokenize::O200K_PATTERN)?;
+    pretokenize::register(m)?;
     Ok(())
 }

@@ -1,0 +1,155 @@
+//! The o200k scanner. With U = `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`, W =
+//! `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`, P = `[^\r\n\p{L}\p{N}]` and C the optional contraction
+//! suffix `(?i:'s|'t|'re|'ve|'m|'ll|'d)?`, the pattern is
+//! `P?U*W+C | P?U+W*C | \p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+`
+//! and nothing is possessive, so the scanner follows the backtracking order exactly:
+//!
+//! 1. `P?U*W+` with the prefix taken: from `s` (after the prefix) let the U-run end at `u`. If
+//!    the character at `u` is in W (so it is `Ll`), the match runs through the W-run from `u`.
+//!    Otherwise `U*` gives back characters until one in W (`Lm Lo M`) is next: the match ends
+//!    just after the last W character of the U-run, and fails if there is none.
+//! 2. `P?U*W+` without the prefix: only a prefix that is itself in W, i.e. a mark, can start
+//!    it, and (1) having failed, it matches that mark alone: `\u{301}ABC` is `\u{301}` + `ABC`.
+//! 3. `P?U+W*` with the prefix: the U-run if non-empty (the W-run after it is empty, or (1)
+//!    would have matched).
+//! 4. `P?U+W*` without the prefix: a mark, already taken by (2).
+//!
+//! When the first character is a letter there is no prefix, (1) and (3) apply from it, and one
+//! of them matches. So `中A` is `中` + `A` (`中` is Lo, in W; `A` is not), `HELLOworld` is one
+//! chunk, `AǅB's` too (via (3), ǅ being Lt). Whitespace runs go through their last `\r`/`\n`
+//! (`\s*[\r\n]+`), else to the end of the text, else give back their last character.
+
+use super::classes::{
+    class_at, contraction_ci, lower_lanes, run, run_swar, skip_ascii, spaces, upper_lanes, CRLF,
+    HI, L, LO, M, N, OTHER, UP,
+};
+use super::Scanner;
+
+/// `U*W+` from `s`: `(end of the match of step 1, or None; end of the U-run)`.
+#[inline(always)]
+fn word(b: &[u8], s: usize) -> (Option<usize>, usize) {
+    let mut p = s;
+    let ascii = b.get(s).is_some_and(|&c| c < 0x80);
+    if let Some(w) = b
+        .get(s..)
+        .and_then(|x| x.first_chunk::<8>())
+        .filter(|_| ascii)
+    {
+        // ASCII fast path: `[A-Z]*[a-z]*` in these eight bytes. Measured on holmes.txt: +12%
+        // over the general loop below alone.
+        let w = u64::from_le_bytes(*w);
+        let u = (!upper_lanes(w) & HI).trailing_zeros() / 8;
+        // Eight capitals: the U-run goes on, and has no W so far.
+        p = s + u as usize;
+        if u < 8 {
+            let e = (!lower_lanes(w) & HI & (u64::MAX << (8 * u))).trailing_zeros() / 8;
+            if e < 8 && (w >> (8 * e)) & 0x80 == 0 {
+                // Capitals (maybe none), then small letters (maybe none), then an ASCII
+                // non-letter. `U*W+` matches if there are small letters; else there is no W and
+                // `U+` is up to the caller.
+                return ((e > u).then_some(s + e as usize), p);
+            }
+            // A run that goes on past these eight bytes or into non-ASCII: the loop below
+            // takes it from the end of the capitals (measured: finishing a long small-letter
+            // run here with `run_swar` made de.txt 16% faster but hi.txt and zh.txt 8% slower,
+            // by code layout alone).
+        }
+    }
+    let mut after_last_w = None;
+    loop {
+        let (c, len) = class_at(b, p);
+        if c & UP == 0 {
+            if c & LO != 0 {
+                return (Some(run_swar(b, p + len, LO, lower_lanes)), p);
+            }
+            return (after_last_w, p);
+        }
+        if c & LO == 0 && len == 1 {
+            // ASCII uppercase: skip the rest of the ASCII uppercase run at once.
+            p = skip_ascii(b, p + len, upper_lanes);
+            continue;
+        }
+        p += len;
+        if c & LO != 0 {
+            after_last_w = Some(p);
+        }
+    }
+}
+
+/// `end`, extended by a contraction suffix if one starts there.
+#[inline(always)]
+fn suffix(b: &[u8], end: usize) -> usize {
+    if b.get(end) == Some(&b'\'') {
+        if let Some(e) = contraction_ci(b, end) {
+            return e;
+        }
+    }
+    end
+}
+
+/// The o200k scanner.
+pub(super) struct O200k;
+
+impl Scanner for O200k {
+    #[inline(always)]
+    fn next(b: &[u8], i: usize) -> usize {
+        next(b, i)
+    }
+}
+
+/// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
+#[inline(always)]
+fn next(b: &[u8], i: usize) -> usize {
+    let (c0, l0) = class_at(b, i);
+    let j = i + l0;
+    if c0 & L != 0 {
+        let (w, u) = word(b, i);
+        return suffix(b, w.unwrap_or(u));
+    }
+    if c0 & N != 0 {
+        let (c1, l1) = class_at(b, j);
+        if c1 & N == 0 {
+            return j;
+        }
+        let (c2, l2) = class_at(b, j + l1);
+        return if c2 & N == 0 { j + l1 } else { j + l1 + l2 };
+    }
+    if c0 & CRLF == 0 {
+        // In P: other, or whitespace other than `\r`/`\n`.
+        let (w, u) = word(b, j);
+        if let Some(end) = w {
+            return suffix(b, end);
+        }
+        if c0 & M != 0 {
+            return suffix(b, j);
+        }
+        if u != j {
+            return suffix(b, u);
+        }
+        // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+        let others = if c0 & OTHER != 0 {
+            Some(j)
+        } else if b.get(i) == Some(&b' ') {
+            let (c1, l1) = class_at(b, j);
+            (c1 & OTHER != 0).then_some(j + l1)
+        } else {
+            None
+        };
+        if let Some(k) = others {
+            let mut end = run(b, k, OTHER);
+            while let Some(b'\r' | b'\n' | b'/') = b.get(end) {
+                end += 1;
+            }
+            return end;
+        }
+    }
+    // Whitespace.
+    let s = spaces(b, i);
+    if s.after_crlf != 0 {
+        s.after_crlf
+    } else if s.end == b.len() || s.last == i {
+        s.end
+    } else {
+        s.last
+    }
+}

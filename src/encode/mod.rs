@@ -205,8 +205,12 @@ impl Encoder {
 
     /// Encode treating special-token strings as plain text.
     pub fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) -> Result<(), Error> {
-        self.splitter
-            .split(text, |chunk| self.encode_chunk(chunk.as_bytes(), out))
+        cache::with_cache(self.uid, |cache| {
+            self.splitter.split(text, |chunk| {
+                let bytes = chunk.as_bytes();
+                cache.get_or_insert(bytes, out, |o| self.encode_chunk(bytes, o));
+            })
+        })
     }
 
     /// Walk `text` under tiktoken's special-token policy: a `disallowed` special anywhere is

@@ -27,6 +27,7 @@ import pytest
 import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from tokenmill import _core
 
 PATTERNS = {

@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import tiktoken_encoding
@@ -192,8 +193,15 @@ def test_decoding_matches(pair, text):
     ids=["a", "spaces", "newlines", "digits", "carets", "ab", "e-acute", "emoji"],
 )
 def test_pathological_inputs(pair, text):
+    # tiktoken's own encode overflows its regex stack on a million spaces with o200k, so the
+    # oracle here is the `regex` module's split followed by tiktoken's BPE on each piece.
     ours, theirs = pair
-    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    want = [
+        t
+        for piece in regex.findall(theirs._pat_str, text)
+        for t in theirs._encode_single_piece(piece.encode())
+    ]
+    assert ours.encode_ordinary(text) == want
 
 
 def test_random_letters_without_spaces(pair):

@@ -128,6 +128,53 @@ impl ChunkCache {
     }
 }
 
+/// Chunks waiting to be looked up together (see [`ChunkCache::lookup_batch`]).
+pub const BATCH: usize = 64;
+
+impl ChunkCache {
+    /// Look up a batch of chunks, appending their ids in order.
+    ///
+    /// First every key is built and its home slot read, then the hits are emitted and the rest
+    /// computed. The reads of the first loop do not depend on each other, so the CPU overlaps
+    /// their cache misses; done one chunk at a time, between scanner steps, each miss stalled.
+    /// Profiled on holmes with gpt2 (pure Rust, encode only), the slot read was half of the
+    /// lookup's time; batching measured 3-8% faster on a loaded machine (see the issue note).
+    pub fn lookup_batch(
+        &mut self,
+        chunks: &[&[u8]],
+        out: &mut Vec<u32>,
+        mut compute: impl FnMut(&[u8], &mut Vec<u32>),
+    ) {
+        let mut keys = [0u128; BATCH];
+        let mut homes = [0usize; BATCH];
+        let mut found = [0u128; BATCH];
+        let n = chunks.len().min(BATCH);
+        for i in 0..n {
+            if let Some(k) = key_of(chunks[i]) {
+                keys[i] = k;
+                homes[i] = start(k);
+                found[i] = self.slots[homes[i]].key;
+            }
+        }
+        for i in 0..n {
+            let slot = &self.slots[homes[i]];
+            if keys[i] != 0 && found[i] == keys[i] {
+                if slot.n == 1 {
+                    out.push(slot.ids[0]);
+                } else {
+                    out.extend_from_slice(&slot.ids[..slot.n as usize]);
+                }
+            } else {
+                let chunk = chunks[i];
+                self.get_or_insert(chunk, out, |o| compute(chunk, o));
+            }
+        }
+        for chunk in &chunks[n..] {
+            self.get_or_insert(chunk, out, |o| compute(chunk, o));
+        }
+    }
+}
+
 thread_local! {
     static CACHE: RefCell<Option<ChunkCache>> = const { RefCell::new(None) };
 }

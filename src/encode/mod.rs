@@ -206,10 +206,17 @@ impl Encoder {
     /// Encode treating special-token strings as plain text.
     pub fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) -> Result<(), Error> {
         cache::with_cache(self.uid, |cache| {
+            let mut batch: Vec<&[u8]> = Vec::with_capacity(cache::BATCH);
+            let encode = |c: &[u8], o: &mut Vec<u32>| self.encode_chunk(c, o);
             self.splitter.split(text, |chunk| {
-                let bytes = chunk.as_bytes();
-                cache.get_or_insert(bytes, out, |o| self.encode_chunk(bytes, o));
-            })
+                batch.push(chunk.as_bytes());
+                if batch.len() == cache::BATCH {
+                    cache.lookup_batch(&batch, out, encode);
+                    batch.clear();
+                }
+            })?;
+            cache.lookup_batch(&batch, out, encode);
+            Ok(())
         })
     }
 

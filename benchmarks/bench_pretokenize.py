@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import regex
+
 from tokenmill import _core
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -40,6 +40,24 @@ def test_bundled_corpus_whole_and_by_line(pair):
     assert ours.encode_ordinary_batch(lines, num_threads=2) == theirs.encode_ordinary_batch(lines)
 
 
+def test_more_distinct_chunks_than_the_cache_holds(pair):
+    # The per-thread chunk cache is cleared when 3/4 of its 65,536 slots are used; a clear in
+    # the middle of a batched lookup once dropped a token. 100,000 distinct words, repeated so
+    # that hits and clears interleave; words of two vocabulary pieces are chunks of at most
+    # 15 bytes and 3 ids, the ones it holds.
+    ours, theirs = pair
+    values = ours.token_byte_values()
+    heads = [t.decode() for t in values if regex.fullmatch(rb" [a-z]{2,6}", t)]
+    tails = [t.decode() for t in values if regex.fullmatch(rb"[a-z]{2,6}", t)][:400]
+    words = [h + t for t in tails for h in heads[:250]]
+    assert len(set(words)) > 80_000
+    text = "".join(w + words[i // 3] for i, w in enumerate(words))
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    docs = [text[i : i + 5000] for i in range(0, len(text), 5000)]
+    assert ours.encode_ordinary_batch(docs, num_threads=2) == theirs.encode_ordinary_batch(docs)
+    assert ours.count(text) == len(theirs.encode_ordinary(text))
+
+
 def test_every_shared_file_whole_and_by_line(pair, shared_data):
     ours, theirs = pair
     files = shared_files(shared_data)

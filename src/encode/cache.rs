@@ -158,7 +158,10 @@ impl ChunkCache {
         }
         for i in 0..n {
             let slot = &self.slots[homes[i]];
-            if keys[i] != 0 && found[i] == keys[i] {
+            // `found` only started the loads early; the slot is read again because a miss
+            // earlier in this batch may have cleared the cache since (a stale hit emitted an
+            // empty slot: a token went missing on the 49,152nd distinct chunk).
+            if keys[i] != 0 && found[i] == keys[i] && slot.key == keys[i] {
                 if slot.n == 1 {
                     out.push(slot.ids[0]);
                 } else {
@@ -235,6 +238,20 @@ mod tests {
             longer.push(0);
             assert_ne!(key_of(&a), key_of(&longer), "length {n}");
         }
+        // A batch whose first chunk is a miss that clears the cache: the later hits, read
+        // before the clear, must not be served from the emptied slots.
+        let mut c = ChunkCache::new(2);
+        for i in 0..(SLOTS / 4 * 3 - 1) as u32 {
+            c.get_or_insert(&i.to_le_bytes(), &mut out, |o| o.push(i));
+        }
+        c.get_or_insert(b"kept", &mut out, |o| o.push(42));
+        out.clear();
+        let chunks: [&[u8]; 3] = [b"new", b"kept", b"kept"];
+        c.lookup_batch(&chunks, &mut out, |ch, o| {
+            o.push(if ch == b"new" { 7 } else { 42 })
+        });
+        assert_eq!(out, [7, 42, 42]);
+        assert_eq!(c.used, 2, "the miss cleared the cache");
         // Filling past the limit clears and keeps working.
         for i in 0..(SLOTS as u32) {
             out.clear();

@@ -26,6 +26,9 @@ pub struct Vocab {
     byte_ranks: [u32; 256],
     /// parents -> rank of the token they merge into.
     pairs: PairTable,
+    /// `merge_rank` of every pair of single bytes, indexed by `first << 8 | second`: the first
+    /// round of every chunk's merge reads it instead of the pair table (256 KB, stays in L2).
+    byte_pairs: Vec<u32>,
     /// For each rank, its parents; `(NONE, NONE)` for single bytes and unreachable tokens.
     parents: Vec<(u32, u32)>,
 }
@@ -138,6 +141,7 @@ impl Vocab {
             mask: cap - 1,
             byte_ranks: [u32::MAX; 256],
             pairs: PairTable::with_capacity(tokens.len()),
+            byte_pairs: Vec::new(),
             parents: vec![(NONE, NONE); tokens.len()],
         };
         for (rank, t) in tokens.iter().enumerate() {
@@ -180,6 +184,15 @@ impl Vocab {
                 vocab.parents[rank as usize] = (left, right);
             }
         }
+        vocab.byte_pairs = (0..=u16::MAX)
+            .map(|i| {
+                let (a, b) = (
+                    vocab.byte_ranks[(i >> 8) as usize],
+                    vocab.byte_ranks[(i & 255) as usize],
+                );
+                vocab.pairs.get(a, b).unwrap_or(u32::MAX)
+            })
+            .collect();
         Ok(vocab)
     }
 
@@ -245,6 +258,18 @@ impl Vocab {
     #[inline]
     pub fn merge_rank(&self, left: u32, right: u32) -> Option<u32> {
         self.pairs.get(left, right)
+    }
+
+    /// `merge_rank` of two single-byte tokens given as bytes; `u32::MAX` when they do not merge.
+    #[inline]
+    pub fn byte_pair_rank(&self, first: u8, second: u8) -> u32 {
+        match self.byte_pairs.get((first as usize) << 8 | second as usize) {
+            Some(&r) => r,
+            // While `new` derives the parents the table is not built yet.
+            None => self
+                .merge_rank(self.byte_rank(first), self.byte_rank(second))
+                .unwrap_or(u32::MAX),
+        }
     }
 
     /// The two tokens that merge into `rank`: `None` for single bytes, and for tokens that no

@@ -118,7 +118,8 @@ def cmd_decode(args: argparse.Namespace) -> None:
     fmt = args.format or idio.guess_format(None if path == "-" else path)
     data = sys.stdin.buffer.read() if path == "-" else _read_bytes(path)
     try:
-        docs = idio.read_ids(data, fmt, args.dtype or "uint16" if fmt == "bin" else "uint32")
+        # Raw .bin files do not say their width: the tokenizer's, as `encode` writes them.
+        docs = idio.read_ids(data, fmt, args.dtype or idio.dtype_for(tok.n_vocab))
     except ValueError as e:
         raise UserError(f"{path}: {e}") from None
     text = "".join(
@@ -220,7 +221,8 @@ def cmd_compare(args: argparse.Namespace) -> None:
     from tokenmill.analysis.compare import SNIPPETS, compare, format_comparison
 
     if args.files:
-        samples = _inputs(args)
+        # Rows are labelled by file name: full paths would crowd the table.
+        samples = [(Path(name).name, text) for name, text in _inputs(args)]
     else:
         samples = list(SNIPPETS.items())
     toks = [(spec, _load(spec)) for spec in args.tokenizer]

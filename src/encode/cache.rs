@@ -27,6 +27,56 @@ pub struct ChunkCache {
     owner: u64,
     slots: Vec<Slot>,
     used: usize,
+    mid: Vec<MidSlot>,
+}
+
+/// Longest chunk the second-level cache holds.
+pub const MID_KEY: usize = 60;
+/// Most ids one second-level entry holds.
+const MID_IDS: usize = 14;
+const MID_SLOTS: usize = 1 << 14;
+
+/// A second-level entry, for chunks of 16..=60 bytes: long words of languages written with
+/// two or three bytes per letter (Russian, Hindi, Greek: half their bytes are in such chunks)
+/// and runs of CJK text. Direct-mapped (a collision overwrites): no probing, no clearing.
+/// One 128-byte slot, two cache lines.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct MidSlot {
+    hash: u64,
+    /// 0 marks an empty slot.
+    len: u16,
+    n: u16,
+    ids: [u32; MID_IDS],
+    key: [u8; MID_KEY],
+}
+
+impl Default for MidSlot {
+    fn default() -> MidSlot {
+        MidSlot {
+            hash: 0,
+            len: 0,
+            n: 0,
+            ids: [0; MID_IDS],
+            key: [0; MID_KEY],
+        }
+    }
+}
+
+/// Hash of a chunk of 16..=60 bytes, from 8-byte loads (the last one overlapping).
+#[inline]
+fn mid_hash(chunk: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let n = chunk.len();
+    let word = |i: usize| u64::from_le_bytes(chunk[i..i + 8].try_into().unwrap_or([0; 8]));
+    let mut h = n as u64;
+    let mut i = 0;
+    while i + 8 < n {
+        h = (h ^ word(i)).wrapping_mul(K).rotate_left(23);
+        i += 8;
+    }
+    h = (h ^ word(n - 8)).wrapping_mul(K);
+    h ^ (h >> 32)
 }
 
 /// The key of a chunk of 1..=15 bytes: its bytes and length, built from a few overlapping
@@ -71,6 +121,7 @@ impl ChunkCache {
             owner,
             slots: vec![Slot::default(); SLOTS],
             used: 0,
+            mid: vec![MidSlot::default(); MID_SLOTS],
         }
     }
 
@@ -83,7 +134,7 @@ impl ChunkCache {
         compute: impl FnOnce(&mut Vec<u32>),
     ) {
         let Some(key) = key_of(chunk) else {
-            compute(out);
+            self.get_or_insert_mid(chunk, out, compute);
             return;
         };
         let mut i = start(key);
@@ -125,6 +176,39 @@ impl ChunkCache {
         slot.ids[..ids.len()].copy_from_slice(ids);
         self.slots[i] = slot;
         self.used += 1;
+    }
+}
+
+impl ChunkCache {
+    /// `get_or_insert` for chunks longer than `MAX_KEY`.
+    #[inline(never)]
+    fn get_or_insert_mid(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Vec<u32>,
+        compute: impl FnOnce(&mut Vec<u32>),
+    ) {
+        let n = chunk.len();
+        if !(MAX_KEY < n && n <= MID_KEY) {
+            compute(out);
+            return;
+        }
+        let hash = mid_hash(chunk);
+        let slot = &mut self.mid[(hash >> 50) as usize & (MID_SLOTS - 1)];
+        if slot.hash == hash && slot.len as usize == n && slot.key[..n] == *chunk {
+            out.extend_from_slice(&slot.ids[..slot.n as usize]);
+            return;
+        }
+        let before = out.len();
+        compute(out);
+        let ids = &out[before..];
+        if ids.len() <= MID_IDS {
+            slot.hash = hash;
+            slot.len = n as u16;
+            slot.n = ids.len() as u16;
+            slot.ids[..ids.len()].copy_from_slice(ids);
+            slot.key[..n].copy_from_slice(chunk);
+        }
     }
 }
 
@@ -252,6 +336,34 @@ mod tests {
         });
         assert_eq!(out, [7, 42, 42]);
         assert_eq!(c.used, 2, "the miss cleared the cache");
+        // Second level: chunks of 16..=60 bytes, checked byte for byte.
+        let mut c = ChunkCache::new(3);
+        let long: Vec<u8> = (0..60u8).collect();
+        for n in [16, 17, 31, 59, 60] {
+            for flip in [None, Some(0), Some(n - 1), Some(n / 2)] {
+                let mut chunk = long[..n].to_vec();
+                if let Some(p) = flip {
+                    chunk[p] ^= 0x80;
+                }
+                let value = n as u32 * 1000 + flip.map_or(999, |p| p as u32);
+                for _ in 0..2 {
+                    out.clear();
+                    c.get_or_insert(&chunk, &mut out, |o| o.extend([value, 1, 2]));
+                    assert_eq!(out, [value, 1, 2], "length {n}, flip {flip:?}");
+                }
+            }
+        }
+        // More than MID_IDS ids, or longer than MID_KEY: computed every time.
+        let mut calls = 0;
+        for len in [20, 61] {
+            for _ in 0..2 {
+                c.get_or_insert(&long[..len.min(60)].repeat(2)[..len], &mut out, |o| {
+                    calls += 1;
+                    o.extend(0..if len == 20 { 15 } else { 1 });
+                });
+            }
+        }
+        assert_eq!(calls, 4);
         // Filling past the limit clears and keeps working.
         for i in 0..(SLOTS as u32) {
             out.clear();

@@ -39,8 +39,8 @@
 //! checked by running the merge literally. Measured on 1 MB of random lowercase letters with
 //! cl100k_base: literal check with a cache 1.6 MB/s, replay (this) see the benchmark.
 
+use super::bpe_literal;
 use super::trie::Trie;
-use super::{bpe_literal, LARGE_CHUNK};
 use crate::vocab::Vocab;
 use rustc_hash::FxHashMap;
 
@@ -213,12 +213,6 @@ impl LongPath {
             bpe_literal(vocab, chunk, out);
         }
     }
-}
-
-/// Whether a chunk is long enough for the search to beat the O(n^2) rescan.
-#[inline]
-pub fn is_long(chunk: &[u8]) -> bool {
-    chunk.len() >= LARGE_CHUNK
 }
 
 #[cfg(test)]

@@ -1,0 +1,216 @@
+"""The ``tokenmill`` command, run for real in a subprocess: each subcommand, stdin/stdout
+piping, ``--json``, and user errors (one line on stderr, exit status 2, no traceback).
+
+Expected ids come from the library (itself checked against tiktoken in
+test_tiktoken_oracle.py), never from the command under test.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tokenmill
+
+TEXT = "Hello world! naïve café 日本語 🙂\n  indented\tline\n"
+
+
+def run(*args: str, stdin: bytes | str | None = None, cwd: Path | None = None):
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    return subprocess.run(
+        [sys.executable, "-m", "tokenmill", *args],
+        input=data,
+        capture_output=True,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def ok(*args: str, stdin: bytes | str | None = None, cwd: Path | None = None) -> str:
+    r = run(*args, stdin=stdin, cwd=cwd)
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout.decode()
+
+
+def user_error(*args: str, stdin: bytes | str | None = None) -> str:
+    r = run(*args, stdin=stdin)
+    err = r.stderr.decode()
+    assert r.returncode == 2, (r.returncode, err)
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tokenmill: error: "), err
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def gpt2():
+    return tokenmill.load("gpt2")
+
+
+def test_encode_stdin_to_stdout_and_back(gpt2):
+    out = ok("encode", stdin=TEXT)
+    assert out == " ".join(map(str, gpt2.encode(TEXT))) + "\n"
+    assert ok("decode", stdin=out) == TEXT + "\n"
+
+
+def test_encode_files_one_line_each_and_json(tmp_path, gpt2):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("first file")
+    b.write_text("second\nfile")
+    out = ok("encode", str(a), str(b), "-t", "cl100k_base")
+    cl = tokenmill.load("cl100k_base")
+    assert out.splitlines() == [
+        " ".join(map(str, cl.encode(t))) for t in ["first file", "second\nfile"]
+    ]
+    as_json = json.loads(ok("encode", str(tmp_path / "*.txt"), "-f", "json"))
+    assert as_json == [gpt2.encode("first file"), gpt2.encode("second\nfile")]
+
+
+@pytest.mark.parametrize(("name", "dtype"), [("gpt2", np.uint16), ("o200k_base", np.uint32)])
+def test_binary_id_files_round_trip(tmp_path, name, dtype):
+    tok = tokenmill.load(name)
+    for suffix in ("npy", "bin"):
+        out = tmp_path / f"ids.{suffix}"
+        ok("encode", "-t", name, "-o", str(out), stdin=TEXT)
+        arr = np.load(out) if suffix == "npy" else np.fromfile(out, dtype=dtype)
+        assert arr.dtype == dtype
+        assert arr.tolist() == tok.encode(TEXT)
+        assert ok("decode", "-t", name, str(out)) == TEXT
+    # Raw binary ids go through a pipe too.
+    raw = run("encode", "-t", name, "-f", "bin", stdin=TEXT).stdout
+    assert np.frombuffer(raw, dtype=dtype).tolist() == tok.encode(TEXT)
+    assert ok("decode", "-t", name, "-f", "bin", stdin=raw) == TEXT
+
+
+def test_special_tokens_policy_on_the_command_line(gpt2):
+    text = "a<|endoftext|>b"
+    err = user_error("encode", stdin=text)
+    assert "<|endoftext|>" in err and "allow" in err
+    assert ok("encode", "--allow-special", stdin=text).split() == list(
+        map(str, gpt2.encode(text, allowed_special="all"))
+    )
+    assert ok("encode", "--plain-special", stdin=text).split() == list(
+        map(str, gpt2.encode_ordinary(text))
+    )
+
+
+def test_count_per_file_total_and_json(tmp_path):
+    files = []
+    for i, text in enumerate(["one two three", "日本語のテキスト", TEXT]):
+        f = tmp_path / f"{i}.txt"
+        f.write_text(text)
+        files.append((str(f), text))
+    names = ["gpt2", "cl100k_base", "o200k_base"]
+    args = [a for n in names for a in ("-t", n)]
+    result = json.loads(ok("count", *[f for f, _ in files], *args, "--json"))
+    toks = {n: tokenmill.load(n) for n in names}
+    for row, (f, text) in zip(result["files"], files, strict=True):
+        assert row["file"] == f and row["bytes"] == len(text.encode())
+        for n in names:
+            assert row[n] == len(toks[n].encode(text))
+    for n in names:
+        assert result["total"][n] == sum(len(toks[n].encode(t)) for _, t in files)
+    table = ok("count", *[f for f, _ in files], "-t", "gpt2")
+    assert table.splitlines()[-1].split()[0] == "total"
+
+
+def test_count_gzip_input(tmp_path, gpt2):
+    import gzip
+
+    f = tmp_path / "t.txt.gz"
+    f.write_bytes(gzip.compress(TEXT.encode()))
+    assert json.loads(ok("count", str(f), "-t", "gpt2", "--json"))["total"]["gpt2"] == len(
+        gpt2.encode(TEXT)
+    )
+
+
+def test_show_plain_colour_ids_and_json(gpt2):
+    ids = gpt2.encode("hello world")
+    assert ok("show", "hello", "world") == "hello| world\n"
+    coloured = ok("show", "--color", "always", "hello world")
+    assert "\x1b[" in coloured and "hello" in coloured
+    with_ids = ok("show", "--ids", "hello world")
+    assert all(str(i) in with_ids for i in ids)
+    tokens = json.loads(ok("show", "--json", stdin="hello world"))["tokens"]
+    assert [t["id"] for t in tokens] == ids
+    assert [t["text"] for t in tokens] == ["hello", " world"]
+
+
+def test_inspect_text_and_json():
+    info = json.loads(ok("inspect", "gpt2", "--json", "--top", "3"))
+    assert info["n_vocab"] == 50257
+    assert len(info["longest_tokens"]) == 3
+    assert "50,257" in ok("inspect", "gpt2") or "50257" in ok("inspect", "gpt2")
+
+
+def test_compare_snippets_and_files(tmp_path):
+    result = json.loads(ok("compare", "-t", "gpt2", "-t", "o200k_base", "--json"))
+    rows = result["rows"]
+    by = {(r["tokenizer"], r["sample"]): r for r in rows}
+    o200k, gpt2 = tokenmill.load("o200k_base"), tokenmill.load("gpt2")
+    from tokenmill.analysis.compare import SNIPPETS
+
+    for name, text in SNIPPETS.items():
+        assert by[("gpt2", name)]["tokens"] == len(gpt2.encode_ordinary(text))
+        assert by[("o200k_base", name)]["tokens"] == len(o200k.encode_ordinary(text))
+    f = tmp_path / "x.txt"
+    f.write_text(TEXT)
+    assert "x.txt" in ok("compare", str(f), "-t", "gpt2")
+
+
+def test_convert_to_each_format_and_load_back(tmp_path):
+    gpt2 = tokenmill.load("gpt2")
+    hf = tmp_path / "tokenizer.json"
+    ok("convert", "gpt2", str(hf))
+    assert ok("encode", "-t", str(hf), stdin=TEXT).split() == list(map(str, gpt2.encode(TEXT)))
+    rank = tmp_path / "g.tiktoken"
+    ok("convert", "gpt2", str(rank))
+    assert tokenmill.load(str(rank)).encode(TEXT) == gpt2.encode(TEXT)
+    folder = tmp_path / "gpt2-files"
+    ok("convert", "gpt2", str(folder), "--to", "gpt2")
+    assert (folder / "encoder.json").exists() and (folder / "vocab.bpe").exists()
+    assert tokenmill.load(str(folder)).encode(TEXT) == gpt2.encode(TEXT)
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "needle"),
+    [
+        (("encode", "-t", "no-such-tokenizer"), "x", "unknown tokenizer"),
+        (("encode", "/no/such/file.txt"), None, "no such file"),
+        (("encode", "nothing-matches-*.txt"), None, "no files match"),
+        (("encode",), b"\xff\xfe bad", "not UTF-8"),
+        (("decode",), "1 2 x", "integers"),
+        (("decode",), "99999999", "99999999"),
+        (("decode", "-f", "json"), "{", "JSON"),
+        (("encode", "-t", "o200k_base", "--dtype", "uint16", "-f", "bin"), "x", "uint32"),
+        (("convert", "gpt2", "out.unknown"), None, "format"),
+        (("count", "-t", "gpt2", "--bogus"), "x", "unrecognized"),
+        (("inspect",), None, "required"),
+        (("nonsense",), None, "invalid choice"),
+    ],
+)
+def test_user_errors_are_one_line_and_exit_2(args, stdin, needle):
+    assert needle in user_error(*args, stdin=stdin)
+
+
+def test_broken_pipe_is_not_an_error():
+    big = "word " * 200_000
+    r = subprocess.run(
+        f"{sys.executable} -m tokenmill encode | head -c 10",
+        shell=True,
+        input=big.encode(),
+        capture_output=True,
+        timeout=120,
+    )
+    assert r.returncode == 0 and len(r.stdout) == 10
+    assert b"Traceback" not in r.stderr
+
+
+def test_no_command_prints_help_and_exits_2():
+    r = run()
+    assert r.returncode == 2 and b"usage" in r.stderr

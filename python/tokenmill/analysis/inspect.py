@@ -19,7 +19,26 @@ if TYPE_CHECKING:
 
 
 def _shown(data: bytes) -> str:
-    return repr(token_text(data))
+    """A token for a terminal line: its repr, with long runs of one character abbreviated.
+
+    >>> _shown(b"-" * 112), _shown(b" " + b"=" * 40), _shown(b" hello")
+    ("'-' x 112", "' ' + '=' x 40", "' hello'")
+    """
+    text = token_text(data)
+    if len(text) > 16 and len(set(text[1:])) == 1:
+        run = f"{text[1]!r} x {len(text) - 1 + (text[0] == text[1])}"
+        return run if text[0] == text[1] else f"{text[0]!r} + {run}"
+    return repr(text)
+
+
+def _length_bucket(n: int) -> str:
+    """Histogram rows: each length up to 16 bytes, then wider ranges."""
+    if n <= 16:
+        return str(n)
+    for lo, hi in ((17, 24), (25, 32), (33, 64)):
+        if n <= hi:
+            return f"{lo}-{hi}"
+    return "65+"
 
 
 def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
@@ -39,6 +58,9 @@ def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
         return row
 
     lengths = Counter(len(t) for t in tokens)
+    buckets: Counter[str] = Counter()
+    for length in sorted(lengths):
+        buckets[_length_bucket(length)] += lengths[length]
     longest = sorted(range(len(tokens)), key=lambda r: (-len(tokens[r]), r))[:top]
     return {
         "name": tok.name,
@@ -53,7 +75,7 @@ def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
         "longest_tokens": [
             {"rank": r, "bytes": len(tokens[r]), "text": _shown(tokens[r])} for r in longest
         ],
-        "length_histogram": {str(k): lengths[k] for k in sorted(lengths)},
+        "length_histogram": dict(buckets),
         "mean_token_bytes": sum(len(t) for t in tokens) / len(tokens),
     }
 
@@ -86,5 +108,5 @@ def format_description(info: dict[str, Any]) -> str:
     hist = info["length_histogram"]
     peak = max(hist.values())
     for length, n in hist.items():
-        out.append(f"  {length:>3}: {n:>7,} {'#' * max(1, round(40 * n / peak))}")
+        out.append(f"  {length:>5}: {n:>7,} {'#' * max(1, round(40 * n / peak))}")
     return "\n".join(out) + "\n"

@@ -143,6 +143,17 @@ def split_docs(text: str, target: int) -> list[str]:
     return docs
 
 
+def first_difference(got: object, want: np.ndarray) -> str:
+    """Where ``got`` first differs from ``want``, or "" when they are equal."""
+    g = np.asarray(got, np.int64)
+    if np.array_equal(g, want):
+        return ""
+    n = min(len(g), len(want))
+    diff = np.nonzero(g[:n] != want[:n])[0]
+    at = int(diff[0]) if len(diff) else n
+    return f"first at id {at}, {len(g)} ids for tiktoken's {len(want)}"
+
+
 def digest(ids: object) -> str:
     return hashlib.sha1(np.asarray(ids, dtype=np.uint32).tobytes()).hexdigest()
 
@@ -265,14 +276,13 @@ def check(peer: ep.Peer, mode: str, text: str, docs: list[str], want: object) ->
         ids, off = got  # type: ignore[misc]
         got = [ids[int(off[i]) : int(off[i + 1])] for i in range(len(off) - 1)]
     if mode.startswith("batch"):
-        same = len(got) == len(want) and all(  # type: ignore[arg-type]
-            np.array_equal(np.asarray(g, np.int64), w)
-            for g, w in zip(got, want, strict=False)  # type: ignore[arg-type]
-        )
-    else:
-        same = np.array_equal(np.asarray(got, np.int64), want)
-    if not same:
-        return Cell("differ")
+        if len(got) != len(want):  # type: ignore[arg-type]
+            return Cell("differ", detail=f"{len(got)} documents, not {len(want)}")  # type: ignore[arg-type]
+        for doc, (g, w) in enumerate(zip(got, want, strict=True)):  # type: ignore[arg-type]
+            if where := first_difference(g, w):
+                return Cell("differ", detail=f"document {doc}: {where}")
+    elif where := first_difference(got, want):  # type: ignore[arg-type]
+        return Cell("differ", detail=where)
     # This first (warm-up) pass is a timing sample too: a cell slower than --budget keeps it.
     return Cell("ok", dt, cpu, runs=1, spent=dt, fn=lambda: fn(arg))
 
@@ -365,7 +375,7 @@ def bench_encoding(
 
     # The table.
     modes = [*WARM_MODES, "cold list"]
-    width = max(12, *(len(n) for n in names)) + 2
+    width = max(14, *(len(n) for n in names)) + 2
     print(f"\n== {encoding}: MB/s and x tiktoken (same mode); best of up to {args.rounds} rounds")
     header = f"{'corpus':<14}{'MB':>6}  {'mode':<12}" + "".join(f"{n:>{width}}" for n in names)
     header += f"{'tm/best':>9}"
@@ -416,9 +426,10 @@ def bench_encoding(
     differ: dict[str, list[str]] = {}
     for (n, corpus, mode), c in cells.items():
         if c.status == "differ":
-            differ.setdefault(n, []).append(f"{corpus} ({mode})")
+            where = f" [{c.detail}]" if c.detail and not c.detail.isalnum() else ""
+            differ.setdefault(n, []).append(f"{corpus} {mode}{where}")
     for n, where in differ.items():
-        notes.append(f"{n}: ids differ from tiktoken on " + ", ".join(where))
+        notes.append(f"{n}: ids differ from tiktoken on: " + "; ".join(where))
     return rows, notes
 
 
@@ -451,8 +462,8 @@ def main() -> None:
     if not DATA.is_dir():
         print(f"skipped: {DATA} is not present")
         return
-    if "tiktoken" not in args.peers:
-        args.peers.insert(0, "tiktoken")  # the reference for ids and ratios
+    # tiktoken is always measured: it is the reference for ids and ratios.
+    args.peers = [p for p in ep.PEER_NAMES if p in {*args.peers, "tiktoken"}]
     args.rounds = args.rounds or (2 if args.quick else 3)
     cap = 200_000 if args.quick else None
     if args.batch_min_bytes is None:

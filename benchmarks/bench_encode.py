@@ -361,7 +361,7 @@ def bench_encoding(
                     encoding,
                     path,
                     ["list", "numpy"],
-                    args.rounds,
+                    min(args.rounds, 2),
                     args.budget,
                     args.patho_timeout,
                 )
@@ -440,7 +440,7 @@ def main() -> None:
     ap.add_argument("--cold", nargs="*", help=f"corpora for cold passes ({' '.join(DEFAULT_COLD)})")
     ap.add_argument("--peers", nargs="+", choices=ep.PEER_NAMES, default=list(ep.PEER_NAMES))
     ap.add_argument("--rounds", type=int, help="timed runs per cell, best kept (3; --quick 2)")
-    ap.add_argument("--budget", type=float, default=2.0, help="max seconds per cell")
+    ap.add_argument("--budget", type=float, default=1.5, help="max seconds per cell")
     ap.add_argument(
         "--batch-min-bytes", type=int, help="batch modes only for corpora this big (1 MB; quick 0)"
     )
@@ -474,10 +474,11 @@ def main() -> None:
         args.cold = ["holmes"] if args.quick else DEFAULT_COLD
     texts = {c: load_corpus(c, cap, patho_bytes, args.code_bytes) for c in corpora}
 
-    def log(msg: str) -> None:
-        print(msg, file=sys.stderr, flush=True)
-
     t_start = time.perf_counter()
+
+    def log(msg: str) -> None:
+        print(f"{time.perf_counter() - t_start:6.0f}s {msg}", file=sys.stderr, flush=True)
+
     results, notes = [], []
     for encoding in args.encodings:
         rows, enc_notes = bench_encoding(encoding, args, texts, log)

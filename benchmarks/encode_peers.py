@@ -23,10 +23,12 @@ every other peer's before anything is timed.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import gzip
 import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -64,6 +66,7 @@ class Peer:
 def workdir() -> Path:
     """A temporary folder with the decompressed rank files and a filled tiktoken cache."""
     folder = Path(tempfile.mkdtemp(prefix="tokenmill-bench-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     cache = folder / "tiktoken-cache"
     cache.mkdir()
     for stem in RANK_FILE.values():

@@ -1,0 +1,526 @@
+"""Encode speed: tokenmill against tiktoken and the other peers, for gpt2, cl100k_base, o200k_base.
+
+Prints, for each encoding, a table of MB/s (UTF-8 bytes of input per second) with the ratio to
+tiktoken in the same mode. Rows are corpus x mode:
+
+- ``list``: one document, ids as a Python list (tiktoken's ``encode_ordinary``), one thread;
+- ``numpy``: one document, ids as a numpy array, one thread;
+- ``batch list`` / ``batch numpy``: the corpus cut into documents of about ``--doc-chars``
+  characters at line ends, encoded as one batch on 2 threads (ratio to tiktoken's batch list
+  where tiktoken has no such form);
+- ``cold list``: the first ``list`` pass of a freshly built instance in a fresh process, so no
+  cache (per-instance or process-wide) has seen the text.
+
+Corpora: English prose (``holmes``), several languages of the parallel multilingual files
+(``ml:en``, ``ml:zh``, ...), all of them concatenated (``ml:all``), Python code from the
+installed standard library (``code``), and the pathological inputs of issue 2 (``patho:a`` = a
+run of "a", ``patho:letters`` = random lowercase letters without spaces, ``patho:spaces`` = a
+run of spaces; 1 MB each). Pathological inputs run in a subprocess per peer with a time limit
+(``--patho-timeout``), since tiktoken overflows its regex stack on a million spaces with
+o200k_base and slower peers may be quadratic; their reference ids are the ``regex`` module's
+split followed by tiktoken's BPE on each piece (as in the test suite).
+
+Before anything is timed, every peer's ids are compared with tiktoken's on the same input and
+form; a mismatch shows as ``ids differ`` in the table instead of a speed. A dagger (``†``)
+marks a one-thread row where the peer used more than one core (CPU time / wall time > 1.3): some
+peers split a single long input across their thread pool.
+
+The machine may be shared, so every cell is timed in interleaved rounds and keeps its best
+time (each cell stops repeating once it has spent ``--budget`` seconds).
+
+    python benchmarks/bench_encode.py [--quick] [--encodings ...] [--corpora ...]
+                                      [--peers ...] [--rounds 3] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import regex
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import encode_peers as ep
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data"
+LANGS = ("en", "de", "ru", "zh", "ja", "ar", "hi")
+PATHO = ("patho:a", "patho:letters", "patho:spaces")
+DEFAULT_CORPORA = ["holmes", *(f"ml:{x}" for x in LANGS), "ml:all", "code", *PATHO]
+QUICK_CORPORA = ["holmes", "ml:en", "ml:zh", "code", *PATHO]
+DEFAULT_COLD = ["holmes", "ml:all", "code"]
+WARM_MODES = ("list", "numpy", "batch list", "batch numpy")
+MODE_FN = {"list": "encode", "numpy": "encode_numpy", "batch list": "batch"}
+MODE_FN["batch numpy"] = "batch_numpy"
+# The mode of tiktoken's a ratio is taken against (tiktoken has no flat batch form).
+RATIO_BASE = {"batch numpy": "batch list"}
+PARALLEL_MARK = 1.3  # CPU/wall above this on a one-thread row earns a dagger
+
+
+# --- inputs ---------------------------------------------------------------------------------
+
+
+def code_corpus(cap: int) -> str:
+    """Python sources of the installed standard library, a seeded sample up to ``cap`` bytes."""
+    cache_home = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    ver = platform.python_version()
+    cached = cache_home / "tokenmill-bench" / f"stdlib-py{ver}-{cap}.txt"
+    if cached.is_file():
+        return cached.read_text(encoding="utf-8")
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in stdlib.rglob("*.py") if "site-packages" not in p.parts)
+    random.Random(0).shuffle(files)
+    parts, size = [], 0
+    for path in files:
+        try:
+            src = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        parts.append(src)
+        size += len(src.encode("utf-8"))
+        if size >= cap:
+            break
+    text = "\n".join(parts)
+    text = text.encode("utf-8")[:cap].decode("utf-8", errors="ignore")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(cached)
+    return text
+
+
+def load_corpus(name: str, cap: int | None, patho_bytes: int, code_cap: int) -> str:
+    if name.startswith("patho:"):
+        kind = name.split(":", 1)[1]
+        if kind == "a":
+            return "a" * patho_bytes
+        if kind == "spaces":
+            return " " * patho_bytes
+        if kind == "letters":
+            rng = random.Random(7)
+            return "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=patho_bytes))
+        raise SystemExit(f"no pathological input {name!r} (patho:a, patho:letters, patho:spaces)")
+    if name == "code":
+        text = code_corpus(code_cap)
+    elif name == "holmes":
+        text = (DATA / "holmes.txt").read_text(encoding="utf-8")
+    elif name == "ml:all":
+        files = sorted((DATA / "multilingual").glob("*.txt"))
+        text = "\n".join(p.read_text(encoding="utf-8") for p in files)
+    elif name.startswith("ml:"):
+        text = (DATA / "multilingual" / f"{name[3:]}.txt").read_text(encoding="utf-8")
+    elif Path(name).is_file():
+        text = Path(name).read_text(encoding="utf-8")
+    else:
+        raise SystemExit(f"no corpus {name!r}: holmes, ml:LANG, ml:all, code, patho:*, or a file")
+    if cap is not None and len(text) > cap:
+        text = text[:cap]
+    return text
+
+
+def split_docs(text: str, target: int) -> list[str]:
+    """``text`` cut at line ends into documents of about ``target`` characters."""
+    docs, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + target)
+        end = len(text) if end < 0 else end + 1
+        docs.append(text[start:end])
+        start = end
+    return docs
+
+
+def first_difference(got: object, want: np.ndarray) -> str:
+    """Where ``got`` first differs from ``want``, or "" when they are equal."""
+    g = np.asarray(got, np.int64)
+    if np.array_equal(g, want):
+        return ""
+    n = min(len(g), len(want))
+    diff = np.nonzero(g[:n] != want[:n])[0]
+    at = int(diff[0]) if len(diff) else n
+    return f"first at id {at}, {len(g)} ids for tiktoken's {len(want)}"
+
+
+def digest(ids: object) -> str:
+    return hashlib.sha1(np.asarray(ids, dtype=np.uint32).tobytes()).hexdigest()
+
+
+# --- the subprocess worker (cold first passes and pathological inputs) ---------------------
+
+
+def worker(spec: dict) -> None:
+    """Build one peer, run the requested modes on one input, print timings as JSON."""
+    peer = ep.build(spec["peer"], spec["encoding"])
+    text = Path(spec["input"]).read_text(encoding="utf-8")
+    # One tiny unrelated call first, so that one-time lazy setup (thread pools, tables built on
+    # first use) is not charged to the first pass; the caches stay cold for ``text``.
+    peer.encode("warm up")
+    out = {}
+    for mode in spec["modes"]:
+        fn = getattr(peer, MODE_FN[mode])
+        if fn is None:
+            continue
+        best, first, best_cpu, spent, d = float("inf"), 0.0, 0.0, 0.0, ""
+        for i in range(spec["rounds"]):
+            c0, t0 = time.process_time(), time.perf_counter()
+            ids = fn(text)
+            dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+            if i == 0:
+                first, d = dt, digest(ids)
+            if dt < best:
+                best, best_cpu = dt, cpu
+            spent += dt
+            if spent > spec["budget"]:
+                break
+        out[mode] = {"best": best, "first": first, "cpu": best_cpu, "digest": d}
+    print(json.dumps(out))
+
+
+@dataclass
+class Cell:
+    """One measurement: peer x corpus x mode."""
+
+    status: str = "ok"  # ok | differ | error | timeout | crashed
+    seconds: float = float("inf")
+    cpu: float = 0.0
+    runs: int = 0
+    spent: float = 0.0
+    detail: str = ""
+    fn: Callable[[], object] | None = field(default=None, repr=False)
+
+
+def run_worker(
+    peer: str,
+    encoding: str,
+    path: Path,
+    modes: list[str],
+    rounds: int,
+    budget: float,
+    timeout: float,
+) -> dict[str, Cell]:
+    spec = {
+        "peer": peer,
+        "encoding": encoding,
+        "input": str(path),
+        "modes": modes,
+        "rounds": rounds,
+        "budget": budget,
+    }
+    cmd = [sys.executable, __file__, "--worker", json.dumps(spec)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {m: Cell("timeout", detail=f">{timeout:g}s") for m in modes}
+    if proc.returncode != 0:
+        lines = (proc.stderr or "").strip().splitlines()
+        why = lines[-1][:160] if lines else f"exit {proc.returncode}"
+        if proc.returncode < 0:
+            why = f"killed by signal {-proc.returncode}; {why}"
+        return {m: Cell("crashed", detail=why) for m in modes}
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {m: Cell("ok", r["best"], r["cpu"], 1, detail=r["digest"]) for m, r in res.items()}
+
+
+def patho_reference(encoding: str, text: str) -> str:
+    """Digest of tiktoken's ids by the test suite's oracle: regex split, per-piece BPE."""
+    enc = ep.tiktoken_encoding(encoding)
+    pieces = regex.findall(enc._pat_str, text)
+    return digest([t for piece in pieces for t in enc._encode_single_piece(piece.encode())])
+
+
+# --- the benchmark --------------------------------------------------------------------------
+
+
+def fmt_cell(cell: Cell | None, mb: float, base: float | None, single: bool) -> str:
+    if cell is None:
+        return "-"
+    if cell.status == "differ":
+        return "ids differ"
+    if cell.status in ("error", "crashed"):
+        return cell.status
+    if cell.status == "timeout":
+        return f"timeout{cell.detail}"
+    mbs = mb / cell.seconds
+    mark = "†" if single and cell.cpu / cell.seconds > PARALLEL_MARK else ""
+    if base is None:
+        return f"{mbs:.1f}{mark}"
+    return f"{mbs:.1f}{mark} {mbs / base:.1f}x"
+
+
+def check(peer: ep.Peer, mode: str, text: str, docs: list[str], want: object) -> Cell:
+    """Run one mode once and compare with tiktoken's ids; the cell to time, or why not."""
+    fn = getattr(peer, MODE_FN[mode])
+    if fn is None:
+        return Cell("none")
+    arg = docs if mode.startswith("batch") else text
+    try:
+        c0, t0 = time.process_time(), time.perf_counter()
+        got = fn(arg)
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    except Exception as e:
+        return Cell("error", detail=f"{type(e).__name__}: {str(e)[:120]}")
+    if mode == "batch numpy":
+        ids, off = got  # type: ignore[misc]
+        got = [ids[int(off[i]) : int(off[i + 1])] for i in range(len(off) - 1)]
+    if mode.startswith("batch"):
+        if len(got) != len(want):  # type: ignore[arg-type]
+            return Cell("differ", detail=f"{len(got)} documents, not {len(want)}")  # type: ignore[arg-type]
+        for doc, (g, w) in enumerate(zip(got, want, strict=True)):  # type: ignore[arg-type]
+            if where := first_difference(g, w):
+                return Cell("differ", detail=f"document {doc}: {where}")
+    elif where := first_difference(got, want):  # type: ignore[arg-type]
+        return Cell("differ", detail=where)
+    # This first (warm-up) pass is a timing sample too: a cell slower than --budget keeps it.
+    return Cell("ok", dt, cpu, runs=1, spent=dt, fn=lambda: fn(arg))
+
+
+def bench_encoding(
+    encoding: str, args: argparse.Namespace, texts: dict[str, str], log: Callable[[str], None]
+) -> tuple[list[dict], list[str]]:
+    notes: list[str] = []
+    peers: dict[str, ep.Peer] = {}
+    for name in args.peers:
+        try:
+            peers[name] = ep.build(name, encoding)
+        except ep.Unavailable as e:
+            notes.append(f"{name}: skipped: {e}")
+    ref = peers["tiktoken"]
+    names = list(peers)
+    plain = [c for c in texts if not c.startswith("patho:")]
+    patho = [c for c in texts if c.startswith("patho:")]
+    cells: dict[tuple[str, str, str], Cell] = {}
+
+    # Verify every peer on every corpus and form before timing anything.
+    for corpus in plain:
+        text = texts[corpus]
+        docs = split_docs(text, args.doc_chars)
+        big = len(text.encode("utf-8")) >= args.batch_min_bytes
+        want = np.asarray(ref.encode(text), np.int64)
+        want_b = [np.asarray(x, np.int64) for x in ref.batch(docs)] if big else []
+        for name in names:
+            for mode in WARM_MODES if big else WARM_MODES[:2]:
+                w = want_b if mode.startswith("batch") else want
+                cell = check(peers[name], mode, text, docs, w)
+                if cell.status != "none":
+                    cells[name, corpus, mode] = cell
+                if cell.status == "error":
+                    notes.append(f"{name}: {corpus} {mode}: {cell.status} {cell.detail}")
+        log(f"  {encoding}: verified {corpus}")
+
+    # Interleaved rounds: a busy moment on the machine hits every cell alike.
+    todo = [(k, c) for k, c in cells.items() if c.status == "ok"]
+    for _ in range(args.rounds):
+        for _key, cell in todo:
+            if cell.spent > args.budget:
+                continue
+            c0, t0 = time.process_time(), time.perf_counter()
+            cell.fn()  # type: ignore[misc]
+            dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+            cell.runs += 1
+            cell.spent += dt
+            if dt < cell.seconds:
+                cell.seconds, cell.cpu = dt, cpu
+    for cell in cells.values():
+        cell.fn = None
+    del peers
+    log(f"  {encoding}: timed {len(todo)} cells")
+
+    # Cold first passes and pathological inputs: one fresh process per peer and input.
+    with tempfile.TemporaryDirectory(prefix="tokenmill-bench-in-") as tmp:
+        for corpus in [c for c in args.cold if c in plain]:
+            path = Path(tmp) / "input.txt"
+            path.write_text(texts[corpus], encoding="utf-8")
+            want_d = digest(ep.tiktoken_encoding(encoding).encode_ordinary(texts[corpus]))
+            for name in names:
+                res = run_worker(name, encoding, path, ["list"], 1, 0.0, args.patho_timeout * 3)
+                cell = res["list"]
+                if cell.status == "ok" and cell.detail != want_d:
+                    cell.status = "differ"
+                cells[name, corpus, "cold list"] = cell
+            log(f"  {encoding}: cold {corpus}")
+        for corpus in patho:
+            path = Path(tmp) / "input.txt"
+            path.write_text(texts[corpus], encoding="utf-8")
+            want_d = patho_reference(encoding, texts[corpus])
+            for name in names:
+                res = run_worker(
+                    name,
+                    encoding,
+                    path,
+                    ["list", "numpy"],
+                    min(args.rounds, 2),
+                    args.budget,
+                    args.patho_timeout,
+                )
+                for mode, cell in res.items():
+                    if cell.status == "ok" and cell.detail != want_d:
+                        cell.status = "differ"
+                    if cell.status not in ("ok", "differ"):
+                        notes.append(f"{name}: {corpus} {mode}: {cell.status} {cell.detail}")
+                    cells[name, corpus, mode] = cell
+            log(f"  {encoding}: {corpus}")
+
+    # The table.
+    modes = [*WARM_MODES, "cold list"]
+    width = max(14, *(len(n) for n in names)) + 2
+    print(f"\n== {encoding}: MB/s and x tiktoken (same mode); best of up to {args.rounds} rounds")
+    header = f"{'corpus':<14}{'MB':>6}  {'mode':<12}" + "".join(f"{n:>{width}}" for n in names)
+    header += f"{'tm/best':>9}"
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for corpus in texts:
+        mb = len(texts[corpus].encode("utf-8")) / 1e6
+        for mode in modes:
+            if not any((n, corpus, mode) in cells for n in names):
+                continue
+            base_cell = cells.get(("tiktoken", corpus, RATIO_BASE.get(mode, mode)))
+            base = mb / base_cell.seconds if base_cell and base_cell.status == "ok" else None
+            single = not mode.startswith("batch")
+            line = "".join(
+                f"{fmt_cell(cells.get((n, corpus, mode)), mb, base, single):>{width}}"
+                for n in names
+            )
+            # tokenmill against the fastest other peer whose ids are right, in this row.
+            others = [
+                c.seconds
+                for (n, k, m), c in cells.items()
+                if (k, m) == (corpus, mode) and n != "tokenmill" and c.status == "ok"
+            ]
+            own = cells.get(("tokenmill", corpus, mode))
+            vs = f"{min(others) / own.seconds:.2f}" if own and own.status == "ok" and others else ""
+            print(f"{corpus:<14}{mb:>6.2f}  {mode:<12}{line}{vs:>9}")
+            for n in names:
+                c = cells.get((n, corpus, mode))
+                if c is None:
+                    continue
+                ok = c.status == "ok"
+                rows.append(
+                    {
+                        "encoding": encoding,
+                        "corpus": corpus,
+                        "bytes": round(mb * 1e6),
+                        "mode": mode,
+                        "peer": n,
+                        "status": c.status,
+                        "mb_per_s": round(mb / c.seconds, 2) if ok else None,
+                        "seconds": round(c.seconds, 5) if ok else None,
+                        "cpu_seconds": round(c.cpu, 5) if ok else None,
+                        "x_tiktoken": round(mb / c.seconds / base, 2) if ok and base else None,
+                        "detail": "" if ok else c.detail,
+                    }
+                )
+    differ: dict[str, list[str]] = {}
+    for (n, corpus, mode), c in cells.items():
+        if c.status == "differ":
+            where = f" [{c.detail}]" if c.detail and not c.detail.isalnum() else ""
+            differ.setdefault(n, []).append(f"{corpus} {mode}{where}")
+    for n, where in differ.items():
+        notes.append(f"{n}: ids differ from tiktoken on: " + "; ".join(where))
+    return rows, notes
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--encodings", nargs="+", choices=ep.ENCODINGS, default=list(ep.ENCODINGS))
+    ap.add_argument("--corpora", nargs="+", help=f"default: {' '.join(DEFAULT_CORPORA)}")
+    ap.add_argument("--cold", nargs="*", help=f"corpora for cold passes ({' '.join(DEFAULT_COLD)})")
+    ap.add_argument("--peers", nargs="+", choices=ep.PEER_NAMES, default=list(ep.PEER_NAMES))
+    ap.add_argument("--rounds", type=int, help="timed runs per cell, best kept (3; --quick 2)")
+    ap.add_argument("--budget", type=float, default=1.5, help="max seconds per cell")
+    ap.add_argument(
+        "--batch-min-bytes", type=int, help="batch modes only for corpora this big (1 MB; quick 0)"
+    )
+    ap.add_argument("--doc-chars", type=int, default=16_000, help="document size for batches")
+    ap.add_argument("--patho-bytes", type=int, help="size of pathological inputs (1 MB)")
+    ap.add_argument("--patho-timeout", type=float, default=10.0, help="seconds per subprocess")
+    ap.add_argument("--code-bytes", type=int, default=4_000_000, help="size of the code corpus")
+    ap.add_argument("--quick", action="store_true", help="small inputs: a smoke run of a minute")
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    # Rust thread pools (HF, riptoken, gigatoken, fastokens) size themselves at first use.
+    os.environ.setdefault("RAYON_NUM_THREADS", str(ep.THREADS))
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
+    if args.worker:
+        worker(json.loads(args.worker))
+        return
+    if not DATA.is_dir():
+        print(f"skipped: {DATA} is not present")
+        return
+    # tiktoken is always measured: it is the reference for ids and ratios.
+    args.peers = [p for p in ep.PEER_NAMES if p in {*args.peers, "tiktoken"}]
+    args.rounds = args.rounds or (2 if args.quick else 3)
+    cap = 200_000 if args.quick else None
+    if args.batch_min_bytes is None:
+        args.batch_min_bytes = 0 if args.quick else 1_000_000
+    patho_bytes = args.patho_bytes or (100_000 if args.quick else 1_000_000)
+    corpora = args.corpora or (QUICK_CORPORA if args.quick else DEFAULT_CORPORA)
+    if args.cold is None:
+        args.cold = ["holmes"] if args.quick else DEFAULT_COLD
+    texts = {c: load_corpus(c, cap, patho_bytes, args.code_bytes) for c in corpora}
+
+    t_start = time.perf_counter()
+
+    def log(msg: str) -> None:
+        print(f"{time.perf_counter() - t_start:6.0f}s {msg}", file=sys.stderr, flush=True)
+
+    results, notes = [], []
+    for encoding in args.encodings:
+        rows, enc_notes = bench_encoding(encoding, args, texts, log)
+        results += rows
+        notes += [f"{encoding} {n}" for n in enc_notes]
+    print()
+    print("- : the peer has no such form.  † : used more than one core on a one-thread row.")
+    print("tm/best: tokenmill's speed / the fastest other peer with right ids in that row.")
+    print(f"batch: documents of ~{args.doc_chars} chars at line ends, {ep.THREADS} threads.")
+    for note in dict.fromkeys(notes):
+        print(note)
+    print(f"total {time.perf_counter() - t_start:.0f}s")
+    if args.json:
+        versions = {}
+        for dist in (
+            "tokenmill",
+            "tiktoken",
+            "tokenizers",
+            "gigatoken",
+            "fastokens",
+            "tokie",
+            "riptoken",
+            "bpe-openai",
+            "kitoken",
+            "numpy",
+        ):
+            try:
+                versions[dist] = metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                pass
+        meta = {
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "versions": versions,
+            "rounds": args.rounds,
+            "doc_chars": args.doc_chars,
+            "threads": ep.THREADS,
+        }
+        args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

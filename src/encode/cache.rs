@@ -13,7 +13,11 @@ use std::cell::RefCell;
 pub const MAX_KEY: usize = 15;
 /// Most ids one entry holds.
 pub const MAX_IDS: usize = 3;
+/// The first level starts with this many slots and doubles when 3/4 full, up to `MAX_SLOTS`
+/// (16 MB), then clears. Growing instead of clearing keeps a large corpus's chunks: with a
+/// fixed 65,536 slots, 4 MB of Python code cleared the cache again and again.
 const SLOTS: usize = 1 << 16;
+const MAX_SLOTS: usize = 1 << 19;
 
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(32))]
@@ -26,46 +30,45 @@ struct Slot {
 pub struct ChunkCache {
     owner: u64,
     slots: Vec<Slot>,
+    mask: usize,
     used: usize,
-    mid: Vec<MidSlot>,
+    long: LongCache,
 }
 
 /// Longest chunk the second-level cache holds.
-pub const MID_KEY: usize = 60;
-/// Most ids one second-level entry holds.
-const MID_IDS: usize = 14;
-const MID_SLOTS: usize = 1 << 14;
+pub const LONG_KEY: usize = 1024;
+const LONG_SLOTS: usize = 1 << 15;
+const MAX_LONG_SLOTS: usize = 1 << 18;
+/// Bytes of keys plus ids the second level keeps before it starts over.
+const LONG_ARENA: usize = 32 << 20;
 
-/// A second-level entry, for chunks of 16..=60 bytes: long words of languages written with
-/// two or three bytes per letter (Russian, Hindi, Greek: half their bytes are in such chunks)
-/// and runs of CJK text. Direct-mapped (a collision overwrites): no probing, no clearing.
-/// One 128-byte slot, two cache lines.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct MidSlot {
+/// The second level, for chunks of 16..=1024 bytes with any number of ids: long words of
+/// languages written with two or three bytes per letter (Russian, Hindi, Greek: half their
+/// bytes are in such chunks), runs of CJK text (84% of Chinese bytes are in chunks of 16..128
+/// bytes), and the long identifiers, rules and indentation of code. Keys and ids live in two
+/// arenas; a slot holds the chunk's hash and where its bytes and ids are. Cleared when 3/4 of
+/// the slots or the arena budget are used, like the first level.
+struct LongCache {
+    slots: Vec<LongSlot>,
+    mask: usize,
+    used: usize,
+    keys: Vec<u8>,
+    ids: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct LongSlot {
+    /// 0 marks an empty slot (a real hash of 0 is stored as 1).
     hash: u64,
-    /// 0 marks an empty slot.
-    len: u16,
-    n: u16,
-    ids: [u32; MID_IDS],
-    key: [u8; MID_KEY],
+    key_at: u32,
+    ids_at: u32,
+    key_len: u16,
+    n_ids: u16,
 }
 
-impl Default for MidSlot {
-    fn default() -> MidSlot {
-        MidSlot {
-            hash: 0,
-            len: 0,
-            n: 0,
-            ids: [0; MID_IDS],
-            key: [0; MID_KEY],
-        }
-    }
-}
-
-/// Hash of a chunk of 16..=60 bytes, from 8-byte loads (the last one overlapping).
+/// Hash of a chunk of 16 or more bytes, from 8-byte loads (the last one overlapping).
 #[inline]
-fn mid_hash(chunk: &[u8]) -> u64 {
+fn long_hash(chunk: &[u8]) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let n = chunk.len();
     let word = |i: usize| u64::from_le_bytes(chunk[i..i + 8].try_into().unwrap_or([0; 8]));
@@ -76,7 +79,96 @@ fn mid_hash(chunk: &[u8]) -> u64 {
         i += 8;
     }
     h = (h ^ word(n - 8)).wrapping_mul(K);
-    h ^ (h >> 32)
+    (h ^ (h >> 32)).max(1)
+}
+
+impl LongCache {
+    fn new() -> LongCache {
+        LongCache {
+            slots: vec![LongSlot::default(); LONG_SLOTS],
+            mask: LONG_SLOTS - 1,
+            used: 0,
+            keys: Vec::new(),
+            ids: Vec::new(),
+        }
+    }
+
+    /// `ChunkCache::get_or_insert` for chunks longer than `MAX_KEY`.
+    fn get_or_insert(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Vec<u32>,
+        compute: impl FnOnce(&mut Vec<u32>),
+    ) {
+        let n = chunk.len();
+        if !(MAX_KEY < n && n <= LONG_KEY) {
+            compute(out);
+            return;
+        }
+        let hash = long_hash(chunk);
+        let mut i = (hash >> 32) as usize & self.mask;
+        loop {
+            let slot = self.slots[i];
+            if slot.hash == 0 {
+                break;
+            }
+            if slot.hash == hash && slot.key_len as usize == n {
+                let at = slot.key_at as usize;
+                if self.keys[at..at + n] == *chunk {
+                    let ids = slot.ids_at as usize;
+                    out.extend_from_slice(&self.ids[ids..ids + slot.n_ids as usize]);
+                    return;
+                }
+            }
+            i = (i + 1) & self.mask;
+        }
+        let before = out.len();
+        compute(out);
+        let ids = &out[before..];
+        if ids.len() > u16::MAX as usize {
+            return;
+        }
+        if self.keys.len() + 4 * self.ids.len() > LONG_ARENA {
+            self.slots.fill(LongSlot::default());
+            self.used = 0;
+            self.keys.clear();
+            self.ids.clear();
+        } else if self.used >= self.slots.len() / 4 * 3 {
+            let n = self.slots.len();
+            let old = std::mem::take(&mut self.slots);
+            if n < MAX_LONG_SLOTS {
+                self.slots = vec![LongSlot::default(); n * 2];
+                self.mask = n * 2 - 1;
+                for slot in old.into_iter().filter(|s| s.hash != 0) {
+                    let mut j = (slot.hash >> 32) as usize & self.mask;
+                    while self.slots[j].hash != 0 {
+                        j = (j + 1) & self.mask;
+                    }
+                    self.slots[j] = slot;
+                }
+            } else {
+                self.slots = old;
+                self.slots.fill(LongSlot::default());
+                self.used = 0;
+                self.keys.clear();
+                self.ids.clear();
+            }
+        }
+        i = (hash >> 32) as usize & self.mask;
+        while self.slots[i].hash != 0 {
+            i = (i + 1) & self.mask;
+        }
+        self.slots[i] = LongSlot {
+            hash,
+            key_at: self.keys.len() as u32,
+            ids_at: self.ids.len() as u32,
+            key_len: n as u16,
+            n_ids: ids.len() as u16,
+        };
+        self.keys.extend_from_slice(chunk);
+        self.ids.extend_from_slice(ids);
+        self.used += 1;
+    }
 }
 
 /// The key of a chunk of 1..=15 bytes: its bytes and length, built from a few overlapping
@@ -110,9 +202,9 @@ fn key_of(chunk: &[u8]) -> Option<u128> {
 }
 
 #[inline]
-fn start(key: u128) -> usize {
+fn hash128(key: u128) -> usize {
     let h = (key as u64 ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (h >> 40) as usize & (SLOTS - 1)
+    (h >> 32) as usize
 }
 
 impl ChunkCache {
@@ -120,8 +212,9 @@ impl ChunkCache {
         ChunkCache {
             owner,
             slots: vec![Slot::default(); SLOTS],
+            mask: SLOTS - 1,
             used: 0,
-            mid: vec![MidSlot::default(); MID_SLOTS],
+            long: LongCache::new(),
         }
     }
 
@@ -134,10 +227,10 @@ impl ChunkCache {
         compute: impl FnOnce(&mut Vec<u32>),
     ) {
         let Some(key) = key_of(chunk) else {
-            self.get_or_insert_mid(chunk, out, compute);
+            self.long.get_or_insert(chunk, out, compute);
             return;
         };
-        let mut i = start(key);
+        let mut i = hash128(key) & self.mask;
         loop {
             let slot = &self.slots[i];
             if slot.key == key {
@@ -152,7 +245,7 @@ impl ChunkCache {
             if slot.key == 0 {
                 break;
             }
-            i = (i + 1) & (SLOTS - 1);
+            i = (i + 1) & self.mask;
         }
         let before = out.len();
         compute(out);
@@ -160,12 +253,11 @@ impl ChunkCache {
         if ids.len() > MAX_IDS {
             return;
         }
-        if self.used >= SLOTS / 4 * 3 {
-            self.slots.fill(Slot::default());
-            self.used = 0;
-            i = start(key);
+        if self.used >= self.slots.len() / 4 * 3 {
+            self.make_room();
+            i = hash128(key) & self.mask;
             while self.slots[i].key != 0 {
-                i = (i + 1) & (SLOTS - 1);
+                i = (i + 1) & self.mask;
             }
         }
         let mut slot = Slot {
@@ -180,34 +272,22 @@ impl ChunkCache {
 }
 
 impl ChunkCache {
-    /// `get_or_insert` for chunks longer than `MAX_KEY`.
-    #[inline(never)]
-    fn get_or_insert_mid(
-        &mut self,
-        chunk: &[u8],
-        out: &mut Vec<u32>,
-        compute: impl FnOnce(&mut Vec<u32>),
-    ) {
-        let n = chunk.len();
-        if !(MAX_KEY < n && n <= MID_KEY) {
-            compute(out);
+    /// Double the first level (rehashing every entry), or clear it once at `MAX_SLOTS`.
+    fn make_room(&mut self) {
+        let n = self.slots.len();
+        if n >= MAX_SLOTS {
+            self.slots.fill(Slot::default());
+            self.used = 0;
             return;
         }
-        let hash = mid_hash(chunk);
-        let slot = &mut self.mid[(hash >> 50) as usize & (MID_SLOTS - 1)];
-        if slot.hash == hash && slot.len as usize == n && slot.key[..n] == *chunk {
-            out.extend_from_slice(&slot.ids[..slot.n as usize]);
-            return;
-        }
-        let before = out.len();
-        compute(out);
-        let ids = &out[before..];
-        if ids.len() <= MID_IDS {
-            slot.hash = hash;
-            slot.len = n as u16;
-            slot.n = ids.len() as u16;
-            slot.ids[..ids.len()].copy_from_slice(ids);
-            slot.key[..n].copy_from_slice(chunk);
+        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); n * 2]);
+        self.mask = n * 2 - 1;
+        for slot in old.into_iter().filter(|s| s.key != 0) {
+            let mut i = hash128(slot.key) & self.mask;
+            while self.slots[i].key != 0 {
+                i = (i + 1) & self.mask;
+            }
+            self.slots[i] = slot;
         }
     }
 }
@@ -236,7 +316,7 @@ impl ChunkCache {
         for i in 0..n {
             if let Some(k) = key_of(chunks[i]) {
                 keys[i] = k;
-                homes[i] = start(k);
+                homes[i] = hash128(k) & self.mask;
                 found[i] = self.slots[homes[i]].key;
             }
         }
@@ -322,50 +402,78 @@ mod tests {
             longer.push(0);
             assert_ne!(key_of(&a), key_of(&longer), "length {n}");
         }
-        // A batch whose first chunk is a miss that clears the cache: the later hits, read
-        // before the clear, must not be served from the emptied slots.
-        let mut c = ChunkCache::new(2);
-        for i in 0..(SLOTS / 4 * 3 - 1) as u32 {
-            c.get_or_insert(&i.to_le_bytes(), &mut out, |o| o.push(i));
+        // A batch whose first chunk is a miss that grows or clears the cache: the later hits,
+        // read before, must not be served from the moved or emptied slots.
+        for (fill, grows) in [(SLOTS / 4 * 3 - 1, true), (MAX_SLOTS / 4 * 3 - 1, false)] {
+            let mut c = ChunkCache::new(2);
+            for i in 0..fill as u32 {
+                c.get_or_insert(&i.to_le_bytes(), &mut out, |o| o.push(i));
+            }
+            c.get_or_insert(b"kept", &mut out, |o| o.push(42));
+            out.clear();
+            let chunks: [&[u8]; 3] = [b"new", b"kept", b"kept"];
+            c.lookup_batch(&chunks, &mut out, |ch, o| {
+                o.push(if ch == b"new" { 7 } else { 42 })
+            });
+            assert_eq!(out, [7, 42, 42]);
+            if grows {
+                assert_eq!(c.slots.len(), 2 * SLOTS);
+                assert_eq!(c.used, fill + 2, "growing keeps every entry");
+                for i in 0..fill as u32 {
+                    out.clear();
+                    c.get_or_insert(&i.to_le_bytes(), &mut out, |_| panic!("lost {i}"));
+                    assert_eq!(out, [i]);
+                }
+            } else {
+                assert_eq!(c.used, 2, "at the largest size the miss cleared the cache");
+            }
         }
-        c.get_or_insert(b"kept", &mut out, |o| o.push(42));
-        out.clear();
-        let chunks: [&[u8]; 3] = [b"new", b"kept", b"kept"];
-        c.lookup_batch(&chunks, &mut out, |ch, o| {
-            o.push(if ch == b"new" { 7 } else { 42 })
-        });
-        assert_eq!(out, [7, 42, 42]);
-        assert_eq!(c.used, 2, "the miss cleared the cache");
-        // Second level: chunks of 16..=60 bytes, checked byte for byte.
+        // Second level: chunks of 16..=1024 bytes, any number of ids, checked byte for byte.
         let mut c = ChunkCache::new(3);
-        let long: Vec<u8> = (0..60u8).collect();
-        for n in [16, 17, 31, 59, 60] {
+        let long: Vec<u8> = (0..1025u32).map(|i| (i * 7 % 251) as u8).collect();
+        for n in [16, 17, 31, 60, 200, 1024] {
             for flip in [None, Some(0), Some(n - 1), Some(n / 2)] {
                 let mut chunk = long[..n].to_vec();
                 if let Some(p) = flip {
                     chunk[p] ^= 0x80;
                 }
-                let value = n as u32 * 1000 + flip.map_or(999, |p| p as u32);
+                let want: Vec<u32> = (0..n as u32 / 3)
+                    .map(|i| i + 1000 * n as u32 + flip.map_or(999, |p| p as u32))
+                    .collect();
+                let mut calls = 0;
                 for _ in 0..2 {
                     out.clear();
-                    c.get_or_insert(&chunk, &mut out, |o| o.extend([value, 1, 2]));
-                    assert_eq!(out, [value, 1, 2], "length {n}, flip {flip:?}");
+                    c.get_or_insert(&chunk, &mut out, |o| {
+                        calls += 1;
+                        o.extend_from_slice(&want);
+                    });
+                    assert_eq!(out, want, "length {n}, flip {flip:?}");
                 }
+                assert_eq!(calls, 1, "length {n}, flip {flip:?}");
             }
         }
-        // More than MID_IDS ids, or longer than MID_KEY: computed every time.
+        // Longer than LONG_KEY: computed every time.
         let mut calls = 0;
-        for len in [20, 61] {
+        for _ in 0..2 {
+            c.get_or_insert(&long, &mut out, |o| {
+                calls += 1;
+                o.push(1);
+            });
+        }
+        assert_eq!(calls, 2);
+        // Past the arena budget it starts over and keeps answering right.
+        for i in 0..(LONG_ARENA / 1000 + 10) as u32 {
+            let mut chunk = long[..1000].to_vec();
+            chunk[..4].copy_from_slice(&i.to_le_bytes());
             for _ in 0..2 {
-                c.get_or_insert(&long[..len.min(60)].repeat(2)[..len], &mut out, |o| {
-                    calls += 1;
-                    o.extend(0..if len == 20 { 15 } else { 1 });
-                });
+                out.clear();
+                c.get_or_insert(&chunk, &mut out, |o| o.extend([i, i + 1]));
+                assert_eq!(out, [i, i + 1]);
             }
         }
-        assert_eq!(calls, 4);
-        // Filling past the limit clears and keeps working.
-        for i in 0..(SLOTS as u32) {
+        assert!(c.long.keys.len() <= LONG_ARENA + LONG_KEY);
+        // Filling past the limit grows, then clears, and keeps working.
+        for i in 0..(MAX_SLOTS as u32) {
             out.clear();
             c.get_or_insert(&i.to_le_bytes(), &mut out, |o| o.push(i));
             assert_eq!(out, [i]);

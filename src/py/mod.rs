@@ -12,8 +12,8 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 mod pretokenize;
 
@@ -345,12 +345,66 @@ impl CoreTokenizer {
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
-        let all = self.encode_many(py, &texts, &a, &d, num_threads)?;
-        let lists = all
-            .into_iter()
-            .map(|ids| self.to_list(py, &ids))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, lists)
+        if num_threads <= 1 || texts.len() < 2 {
+            let all = self.encode_many(py, &texts, &a, &d, num_threads)?;
+            let lists = all
+                .into_iter()
+                .map(|ids| self.to_list(py, &ids))
+                .collect::<PyResult<Vec<_>>>()?;
+            return PyList::new(py, lists);
+        }
+        // Python lists can only be built with the GIL, on this thread: build each document's
+        // list as soon as its ids are ready, while the pool encodes the rest, instead of
+        // after all of them (building the lists of holmes took a third of the batch time).
+        let pool = pool(num_threads)?;
+        let done: Vec<OnceLock<Result<Vec<u32>, Error>>> =
+            (0..texts.len()).map(|_| OnceLock::new()).collect();
+        let signal = (Mutex::new(()), Condvar::new());
+        let wake = || {
+            let _guard = signal.0.lock().unwrap_or_else(|p| p.into_inner());
+            signal.1.notify_all();
+        };
+        // Set when the workers stop, even by a panic, so the wait below cannot hang.
+        let finished = AtomicBool::new(false);
+        struct Finish<'a, F: Fn()>(&'a AtomicBool, F);
+        impl<F: Fn()> Drop for Finish<'_, F> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Release);
+                (self.1)();
+            }
+        }
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let _finish = Finish(&finished, wake);
+                pool.install(|| {
+                    (0..texts.len()).into_par_iter().for_each(|i| {
+                        let _ = done[i].set(self.encode_one(&texts[i], &a, &d));
+                        wake();
+                    })
+                })
+            });
+            let mut lists = Vec::with_capacity(texts.len());
+            for slot in &done {
+                if slot.get().is_none() {
+                    py.detach(|| {
+                        let mut guard = signal.0.lock().unwrap_or_else(|p| p.into_inner());
+                        while slot.get().is_none() && !finished.load(Ordering::Acquire) {
+                            guard = signal.1.wait(guard).unwrap_or_else(|p| p.into_inner());
+                        }
+                    });
+                }
+                match slot.get() {
+                    Some(Ok(ids)) => lists.push(self.to_list(py, ids)?),
+                    Some(Err(e)) => return Err(self.err(py, e.clone())),
+                    None => {
+                        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                            "tokenmill: a batch worker stopped before encoding every text",
+                        ))
+                    }
+                }
+            }
+            PyList::new(py, lists)
+        })
     }
 
     /// All ids in one flat uint32 array plus int64 offsets (len(texts) + 1 of them).

@@ -1,0 +1,366 @@
+//! The merge loop: distinct words, pair counts, pair -> words postings and a lazy max-heap.
+//!
+//! **The tie-break, exactly.** Among pairs with the highest count, the one that occurs first in
+//! the text as it stands now wins. Words are numbered by first occurrence, so that is the pair
+//! with the smallest *position* `(word, byte offset of its first occurrence in that word)`.
+//! Byte offsets (not symbol indices) make positions stable: a merge elsewhere in the word does
+//! not move them. Two facts keep the heap cheap:
+//!
+//! - a merge of `(a, b)` into `X` only removes occurrences of pairs without `X` and only adds
+//!   pairs with `X`, so an old pair's count only falls and its position only moves later;
+//! - hence a heap entry is never *worse* than the truth: when the top entry disagrees with the
+//!   pair's current (count, position), it is pushed again with the current values
+//!   ("lazy invalidation"), and new pairs (with `X`) are pushed once, after the merge.
+//!
+//! A pair's first position is recomputed only when a merge destroys its first occurrence: its
+//! postings are in word order (words are visited in order), so a cursor walks forward to the
+//! next word that still holds the pair.
+
+use rustc_hash::FxHashMap;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+/// One learned merge: `left` + `right` became a new token, the pair was seen `count` times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Merge {
+    pub left: u32,
+    pub right: u32,
+    pub count: u64,
+}
+
+/// A pair's state. Pairs are never removed; a pair with count 0 is dead.
+#[derive(Debug)]
+struct Pair {
+    left: u32,
+    right: u32,
+    count: u64,
+    /// First occurrence: word index and byte offset in it (valid while count > 0).
+    word: u32,
+    offset: u32,
+    /// Words that held the pair when it appeared there, ascending; `postings[cursor]` is
+    /// `word`, and the words before the cursor no longer hold the pair.
+    postings: Vec<u32>,
+    cursor: u32,
+    /// Queued for a recomputation of its first position.
+    dirty: bool,
+}
+
+/// A heap entry: higher count first, then earlier position.
+#[derive(Debug, PartialEq, Eq)]
+struct Entry {
+    count: u64,
+    pos: Reverse<(u32, u32)>,
+    pair: u32,
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.count, self.pos).cmp(&(other.count, other.pos))
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// An occurrence of a pair in a word: byte offset, left, right.
+type Occ = (u32, u32, u32);
+
+/// The state of training after counting: learns merges one at a time.
+#[derive(Debug)]
+pub struct Merger {
+    words: Vec<Vec<u32>>,
+    freq: Vec<u64>,
+    /// Byte length of every token so far.
+    lens: Vec<u32>,
+    ids: FxHashMap<(u32, u32), u32>,
+    pairs: Vec<Pair>,
+    heap: BinaryHeap<Entry>,
+    merges: Vec<Merge>,
+    // Scratch buffers, reused across words.
+    old: Vec<Occ>,
+    new: Vec<Occ>,
+    merged: Vec<u32>,
+}
+
+impl Merger {
+    /// Start from distinct words (their bytes and counts), in order of first occurrence.
+    pub fn new(words: Vec<(Box<[u8]>, u64)>) -> Merger {
+        let mut m = Merger {
+            words: Vec::with_capacity(words.len()),
+            freq: Vec::with_capacity(words.len()),
+            lens: vec![1; 256],
+            ids: FxHashMap::default(),
+            pairs: Vec::new(),
+            heap: BinaryHeap::new(),
+            merges: Vec::new(),
+            old: Vec::new(),
+            new: Vec::new(),
+            merged: Vec::new(),
+        };
+        for (i, (bytes, f)) in words.into_iter().enumerate() {
+            let w = i as u32;
+            for (k, p) in bytes.windows(2).enumerate() {
+                let id = m.pair_id(p[0] as u32, p[1] as u32, w, k as u32);
+                let pair = &mut m.pairs[id as usize];
+                pair.count += f;
+                if pair.postings.last() != Some(&w) {
+                    pair.postings.push(w);
+                }
+            }
+            m.words.push(bytes.iter().map(|&b| b as u32).collect());
+            m.freq.push(f);
+        }
+        let entries: Vec<Entry> = (0..m.pairs.len() as u32).map(|p| m.entry(p)).collect();
+        m.heap = BinaryHeap::from(entries);
+        m
+    }
+
+    /// The merges learned so far.
+    pub fn merges(&self) -> &[Merge] {
+        &self.merges
+    }
+
+    /// The number of distinct words.
+    pub fn n_words(&self) -> usize {
+        self.words.len()
+    }
+
+    fn entry(&self, p: u32) -> Entry {
+        let pair = &self.pairs[p as usize];
+        Entry {
+            count: pair.count,
+            pos: Reverse((pair.word, pair.offset)),
+            pair: p,
+        }
+    }
+
+    /// The id of pair (l, r), created with first position (word, offset) if it is new.
+    fn pair_id(&mut self, l: u32, r: u32, word: u32, offset: u32) -> u32 {
+        let next = self.pairs.len() as u32;
+        let id = *self.ids.entry((l, r)).or_insert(next);
+        if id == next {
+            self.pairs.push(Pair {
+                left: l,
+                right: r,
+                count: 0,
+                word,
+                offset,
+                postings: Vec::new(),
+                cursor: 0,
+                dirty: false,
+            });
+        }
+        id
+    }
+
+    /// The best pair now, or None when no pair is left.
+    fn best(&mut self) -> Option<u32> {
+        while let Some(top) = self.heap.pop() {
+            let pair = &self.pairs[top.pair as usize];
+            if pair.count == 0 {
+                continue;
+            }
+            if top.count == pair.count && top.pos.0 == (pair.word, pair.offset) {
+                return Some(top.pair);
+            }
+            // Stale: the pair got rarer or its first occurrence moved; queue the truth.
+            let fresh = self.entry(top.pair);
+            self.heap.push(fresh);
+        }
+        None
+    }
+
+    /// Learn one merge if some pair is seen at least `min_frequency` times.
+    pub fn step(&mut self, min_frequency: u64) -> Option<Merge> {
+        let p = self.best()?;
+        let (a, b, count) = {
+            let pair = &self.pairs[p as usize];
+            (pair.left, pair.right, pair.count)
+        };
+        if count < min_frequency.max(1) {
+            self.heap.push(self.entry(p)); // keep the state whole for a later call
+            return None;
+        }
+        let x = self.lens.len() as u32;
+        self.lens
+            .push(self.lens[a as usize] + self.lens[b as usize]);
+        let merge = Merge {
+            left: a,
+            right: b,
+            count,
+        };
+        self.merges.push(merge);
+
+        let postings = std::mem::take(&mut self.pairs[p as usize].postings);
+        let mut created: Vec<u32> = Vec::new();
+        let mut dirty: Vec<u32> = Vec::new();
+        for &w in &postings {
+            if !self.merge_word(w, a, b, x, &mut created, &mut dirty) {
+                continue;
+            }
+        }
+        for &d in &dirty {
+            self.refresh(d);
+        }
+        for &c in &created {
+            let e = self.entry(c);
+            self.heap.push(e);
+        }
+        Some(merge)
+    }
+
+    /// Merge (a, b) -> x in word `w`, updating counts, postings and positions. False if the
+    /// word no longer holds the pair (postings are not pruned eagerly).
+    fn merge_word(
+        &mut self,
+        w: u32,
+        a: u32,
+        b: u32,
+        x: u32,
+        created: &mut Vec<u32>,
+        dirty: &mut Vec<u32>,
+    ) -> bool {
+        let word = &self.words[w as usize];
+        if !word.windows(2).any(|s| s[0] == a && s[1] == b) {
+            return false;
+        }
+        let f = self.freq[w as usize];
+        occurrences(word, &self.lens, &mut self.old);
+        self.merged.clear();
+        let mut i = 0;
+        while i < word.len() {
+            if i + 1 < word.len() && word[i] == a && word[i + 1] == b {
+                self.merged.push(x);
+                i += 2;
+            } else {
+                self.merged.push(word[i]);
+                i += 1;
+            }
+        }
+        occurrences(&self.merged, &self.lens, &mut self.new);
+        std::mem::swap(&mut self.words[w as usize], &mut self.merged);
+
+        // Occurrences at the same offset with the same pair are unchanged (offsets are stable);
+        // walk both lists in offset order and touch only the differences.
+        let (mut i, mut j) = (0, 0);
+        let (old, new) = (std::mem::take(&mut self.old), std::mem::take(&mut self.new));
+        while i < old.len() || j < new.len() {
+            let take_old = match (old.get(i), new.get(j)) {
+                (Some(o), Some(n)) if o == n => {
+                    i += 1;
+                    j += 1;
+                    continue;
+                }
+                (Some(o), Some(n)) => o.0 <= n.0,
+                (Some(_), None) => true,
+                _ => false,
+            };
+            if take_old {
+                let (off, l, r) = old[i];
+                i += 1;
+                if let Some(&id) = self.ids.get(&(l, r)) {
+                    let pair = &mut self.pairs[id as usize];
+                    pair.count = pair.count.saturating_sub(f);
+                    if pair.word == w && pair.offset == off && !pair.dirty {
+                        pair.dirty = true;
+                        dirty.push(id);
+                    }
+                }
+            } else {
+                let (off, l, r) = new[j];
+                j += 1;
+                let before = self.pairs.len();
+                let id = self.pair_id(l, r, w, off);
+                if self.pairs.len() > before {
+                    created.push(id);
+                }
+                let pair = &mut self.pairs[id as usize];
+                pair.count += f;
+                if pair.postings.last() != Some(&w) {
+                    pair.postings.push(w);
+                }
+            }
+        }
+        self.old = old;
+        self.new = new;
+        true
+    }
+
+    /// Recompute the first position of pair `p` after its first occurrence went away.
+    fn refresh(&mut self, p: u32) {
+        let pair = &mut self.pairs[p as usize];
+        pair.dirty = false;
+        if pair.count == 0 {
+            return;
+        }
+        while let Some(&w) = pair.postings.get(pair.cursor as usize) {
+            let word = &self.words[w as usize];
+            let mut off = 0u32;
+            for s in word.windows(2) {
+                if s[0] == pair.left && s[1] == pair.right {
+                    pair.word = w;
+                    pair.offset = off;
+                    return;
+                }
+                off += self.lens[s[0] as usize];
+            }
+            pair.cursor += 1;
+        }
+    }
+}
+
+/// The pair occurrences of `word` with their byte offsets, into `out`.
+fn occurrences(word: &[u32], lens: &[u32], out: &mut Vec<Occ>) {
+    out.clear();
+    let mut off = 0u32;
+    for s in word.windows(2) {
+        out.push((off, s[0], s[1]));
+        off += lens[s[0] as usize];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn train(words: &[(&str, u64)], n: usize) -> Vec<(u32, u32, u64)> {
+        let mut m = Merger::new(
+            words
+                .iter()
+                .map(|(w, f)| (w.as_bytes().into(), *f))
+                .collect(),
+        );
+        (0..n)
+            .map_while(|_| m.step(2))
+            .map(|m| (m.left, m.right, m.count))
+            .collect()
+    }
+
+    #[test]
+    fn design_worked_example() {
+        // "ab cd ab cd" under gpt2: ab, " cd" x2, " ab".
+        let got = train(&[("ab", 1), (" cd", 2), (" ab", 1)], 10);
+        assert_eq!(got, [(97, 98, 2), (32, 99, 2), (257, 100, 2)]);
+    }
+
+    #[test]
+    fn overlapping_runs_merge_left_to_right() {
+        // "aaa" x2: (a,a) seen 4x; then "X a" -> (X, a) seen 2x.
+        assert_eq!(train(&[("aaa", 2)], 10), [(97, 97, 4), (256, 97, 2)]);
+    }
+
+    #[test]
+    fn tie_follows_the_text_as_it_stands_now() {
+        // "xyab" then "ab": after nothing is merged (x,y),(y,a),(a,b) all tie... (a,b) is seen
+        // 2x and wins; then (x,y) and (y,256) tie at 1 and min_frequency stops.
+        assert_eq!(train(&[("xyab", 1), ("ab", 1)], 10), [(97, 98, 2)]);
+        // Two pairs at 2: (c,d) first in word 0 at offset 2, (a,b) at offset 0 of word 0.
+        assert_eq!(
+            train(&[("abcd", 1), ("cdab", 1)], 2),
+            [(97, 98, 2), (99, 100, 2)]
+        );
+    }
+}

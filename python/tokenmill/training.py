@@ -32,7 +32,7 @@ from tokenmill.errors import (
     TrainingError,
     TrainingWarning,
 )
-from tokenmill.tokenizer import Merge, Tokenizer, default_threads
+from tokenmill.tokenizer import Merge, Tokenizer, _clean, default_threads
 
 Corpus = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 Log = Callable[[str], Any] | IO[str]
@@ -105,7 +105,11 @@ def train(
     trainer = _core.CoreTrainer(pattern, specials, threads)
     bar = _Progress(progress)
     for batch in _batches(corpus, text_field):
-        trainer.feed(batch)
+        try:
+            trainer.feed(batch)
+        except UnicodeEncodeError:
+            # Lone surrogates (not valid Unicode): handled as tiktoken's encode does.
+            trainer.feed([_clean(t) for t in batch])
         bar.counting(trainer.stats()[0])
     n_bytes, n_chunks, _ = trainer.stats()
     if n_chunks == 0:
@@ -132,7 +136,7 @@ def train(
         bar.merging(len(merges))
         if len(got) < ask:
             break
-    bar.done()
+    bar.done(bar.merge_line(len(merges)))
     if len(merges) < wanted:
         warnings.warn(
             f"training stopped after {len(merges):,} merges (of {wanted:,} wanted): no pair is "
@@ -345,6 +349,7 @@ class _Progress:
         self.last = 0.0
         self.wanted = 0
         self.shown = False
+        self.line = ""
 
     def _draw(self, line: str, force: bool = False) -> None:
         if not self.enabled:
@@ -353,6 +358,7 @@ class _Progress:
         if not force and now - self.last < 0.1:
             return
         self.last = now
+        self.line = line
         sys.stderr.write(f"\r{line} [{now - self.start:.1f} s]\x1b[K")
         sys.stderr.flush()
         self.shown = True
@@ -369,13 +375,17 @@ class _Progress:
             self.enabled = long and sys.stderr.isatty()
 
     def merging(self, done: int) -> None:
+        self._draw(self.merge_line(done))
+
+    def merge_line(self, done: int) -> str:
         width = 30
         filled = width * done // max(self.wanted, 1)
         bar = "#" * filled + "." * (width - filled)
-        self._draw(f"training: merges [{bar}] {done:,}/{self.wanted:,}")
+        return f"training: merges [{bar}] {done:,}/{self.wanted:,}"
 
-    def done(self) -> None:
-        if self.enabled and self.shown:
+    def done(self, line: str) -> None:
+        if self.enabled:
+            self._draw(line, force=True)
             sys.stderr.write("\n")
             sys.stderr.flush()
 

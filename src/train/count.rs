@@ -123,7 +123,6 @@ impl ChunkCounter {
         let splitter = &self.splitter;
         let maps = pieces
             .par_iter()
-            .with_max_len(1)
             .try_fold(
                 || (FxHashMap::<&str, Seen>::default(), 0u64),
                 |(mut map, mut n), &(piece, base)| {

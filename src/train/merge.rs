@@ -339,6 +339,90 @@ mod tests {
             .collect()
     }
 
+    /// The classic loop, as plainly as possible: recount every pair in text order each step,
+    /// take the first pair with the highest count, merge it everywhere.
+    fn naive(words: &[(Vec<u8>, u64)], n: usize, min_frequency: u64) -> Vec<(u32, u32, u64)> {
+        let mut ws: Vec<(Vec<u32>, u64)> = words
+            .iter()
+            .map(|(w, f)| (w.iter().map(|&b| b as u32).collect(), *f))
+            .collect();
+        let mut out = Vec::new();
+        for k in 0..n {
+            let mut order: Vec<(u32, u32)> = Vec::new();
+            let mut counts: FxHashMap<(u32, u32), u64> = FxHashMap::default();
+            for (w, f) in &ws {
+                for p in w.windows(2) {
+                    let key = (p[0], p[1]);
+                    let c = counts.entry(key).or_insert(0);
+                    if *c == 0 {
+                        order.push(key);
+                    }
+                    *c += f;
+                }
+            }
+            let mut best: Option<((u32, u32), u64)> = None;
+            for key in order {
+                let c = counts[&key];
+                if best.is_none_or(|(_, b)| c > b) {
+                    best = Some((key, c));
+                }
+            }
+            let Some(((a, b), c)) = best.filter(|&(_, c)| c >= min_frequency) else {
+                break;
+            };
+            out.push((a, b, c));
+            let x = 256 + k as u32;
+            for (w, _) in &mut ws {
+                let mut merged = Vec::with_capacity(w.len());
+                let mut i = 0;
+                while i < w.len() {
+                    if i + 1 < w.len() && w[i] == a && w[i + 1] == b {
+                        merged.push(x);
+                        i += 2;
+                    } else {
+                        merged.push(w[i]);
+                        i += 1;
+                    }
+                }
+                *w = merged;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn equals_the_naive_loop_on_random_tie_heavy_words() {
+        // A small LCG: deterministic, no dependency. Alphabets of 2..4 letters make most
+        // counts tie, so the first-position bookkeeping decides almost every merge.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % m
+        };
+        for _ in 0..400 {
+            let letters = 2 + next(3) as u8;
+            let mut words: Vec<(Vec<u8>, u64)> = Vec::new();
+            for _ in 0..1 + next(8) {
+                let w: Vec<u8> = (0..1 + next(9))
+                    .map(|_| b'a' + next(letters as u64) as u8)
+                    .collect();
+                if !words.iter().any(|(x, _)| *x == w) {
+                    words.push((w, 1 + next(3)));
+                }
+            }
+            let min_frequency = 1 + next(2);
+            let want = naive(&words, 30, min_frequency);
+            let mut m = Merger::new(words.iter().map(|(w, f)| (w.clone().into(), *f)).collect());
+            let got: Vec<_> = (0..30)
+                .map_while(|_| m.step(min_frequency))
+                .map(|m| (m.left, m.right, m.count))
+                .collect();
+            assert_eq!(got, want, "{words:?}");
+        }
+    }
+
     #[test]
     fn design_worked_example() {
         // "ab cd ab cd" under gpt2: ab, " cd" x2, " ab".

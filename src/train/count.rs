@@ -20,9 +20,11 @@ struct Seen {
     first: u64,
 }
 
-/// Pieces of about this many bytes are what one thread counts at a time. Measured on 20 MB of
-/// English with 2 threads: 1 MB pieces keep both threads busy; 64 KB pieces cost 10% more in
-/// map merging, whole texts leave one thread idle.
+/// Texts longer than two pieces are cut into pieces of about this many bytes, so that one long
+/// text (a whole book, a 20 MB file) still keeps every thread busy. Each thread folds its
+/// pieces into one map of its own. Measured on this 2-core machine (shared, so noisy): a map
+/// per 1 MB piece instead of per thread made the 31.5 MB code corpus (1,790 texts) count in
+/// 0.9 s instead of 0.6 s end to end; with per-thread maps, counting takes 0.17 s of it.
 const PIECE: usize = 1 << 20;
 
 /// Splits texts and counts distinct chunks.

@@ -15,6 +15,12 @@
 //! A pair's first position is recomputed only when a merge destroys its first occurrence: its
 //! postings are in word order (words are visited in order), so a cursor walks forward to the
 //! next word that still holds the pair.
+//!
+//! Measured (cl100k, 32,768 tokens, one thread): the 31.5 MB stdlib code corpus has 119 k
+//! distinct words; building the pair index takes 0.04 s and the 32,512 merges 0.33 s. The
+//! hottest line is the check whether a posting still holds the pair (postings are not pruned
+//! when a word loses a pair; pruning would cost a search per loss, checking costs one scan of
+//! a short word).
 
 use rustc_hash::FxHashMap;
 use std::cmp::{Ordering, Reverse};

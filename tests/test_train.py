@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenmill
-from tokenmill import reference, training
+from tokenmill import _core, reference, training
 from tokenmill.errors import (
     CorpusFileError,
     InvalidPatternError,
@@ -47,7 +47,7 @@ def merges(tok):
 
 def pieces(text: str) -> list[str]:
     """``text`` cut at every safe place: the same chunks as the whole text."""
-    return re.split(r"(?<=\n)(?=[A-Za-z0-9])", text)
+    return re.split(r"(?<=[!-~]\n)(?=[A-Za-z0-9])", text)
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +87,30 @@ def test_list_of_lines_equals_reference_on_those_lines():
     # exactly as the reference says.
     lines = SHAKESPEARE[:60_000].splitlines(keepends=True)
     assert merges(tokenmill.train(lines, 400)) == reference.train(lines, 400)
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_safe_cuts_keep_the_chunks(pattern):
+    # Shakespeare has many blank lines and lines ending in spaces: cutting after every newline
+    # would change gpt2's chunks ("  \n" at the end of a text is one chunk, two inside it).
+    text = MIXED + "end  \nnext \n\nmore\n\n\nx"
+    parts = pieces(text)
+    assert len(parts) > 1000
+    assert [c for p in parts for c in _core.split(pattern, p)] == _core.split(pattern, text)
+    rest, cuts = text, []
+    while cut := training.safe_cut(rest):
+        cuts.append(rest[cut:])
+        rest = rest[:cut]
+    assert len(cuts) == len(parts) - 1
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "o200k"])
+def test_streamed_file_other_patterns(tmp_path, monkeypatch, pattern):
+    monkeypatch.setattr(training, "BATCH_CHARS", 1000)
+    path = tmp_path / "c.txt"
+    path.write_text(MIXED, encoding="utf-8")
+    want = merges(tokenmill.train(MIXED, 400, pattern=pattern))
+    assert merges(tokenmill.train(path, 400, pattern=pattern)) == want
 
 
 @pytest.mark.parametrize("block", [1 << 20, 4099, 1000])

@@ -267,20 +267,21 @@ def _decode(data: bytes, path: Path, offset: int, gz: str, final: bool) -> tuple
 
 def safe_cut(text: str) -> int:
     """The last place where ``text`` can be cut without changing its chunks (0 if none):
-    right after a newline that is followed by an ASCII letter or digit. No alternative of the
-    named patterns matches across such a place (see ``count_safe_cut`` in src/train/mod.rs).
+    right after a newline that follows a printable ASCII character (not a space) and precedes
+    an ASCII letter or digit. Why that is safe for the named patterns, and why a newline after
+    whitespace is not: ``count_safe_cut`` in src/train/mod.rs.
 
-    >>> safe_cut("one\\n\\n two\\nthree")
-    10
+    >>> safe_cut("one\\n\\ntwo \\nthree\\nfour")
+    16
     >>> safe_cut("no newline")
     0
     """
-    i = text.rfind("\n", 0, len(text) - 1)
-    while i >= 0:
-        c = text[i + 1]
-        if c.isascii() and c.isalnum():
+    i = text.rfind("\n", 1, len(text) - 1)
+    while i >= 1:
+        after, before = text[i + 1], text[i - 1]
+        if after.isascii() and after.isalnum() and "!" <= before <= "~":
             return i + 1
-        i = text.rfind("\n", 0, i)
+        i = text.rfind("\n", 1, i)
     return 0
 
 

@@ -69,7 +69,10 @@ def train(
     ``.txt`` (UTF-8), ``.jsonl`` (one JSON object per line; the text is ``text_field``), or
     either gzipped (``.gz``); they are streamed in blocks, never held whole. A plain ``str``
     is always text, never a file name: pass ``Path(name)`` for a file. Several texts or files
-    are one corpus in the given order; no chunk spans two of them.
+    are one corpus in the given order; no chunk spans two of them. Blocks of a file are cut
+    where the named patterns cannot match across (see :func:`safe_cut`), so streaming changes
+    nothing for them; a custom regex that matches across a newline between a printable
+    character and a letter or digit could see a chunk cut there once per 8 MB block.
 
     ``vocab_size`` counts everything: 256 bytes + merges + special tokens; special tokens take
     the ids after the merges, and their strings are cut out of the corpus (never merged).

@@ -35,7 +35,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-import regex
+import regex  # type: ignore[import-untyped]
 
 from tokenmill.patterns import resolve
 

@@ -16,6 +16,7 @@ progress bar and the merge log.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import sys
@@ -229,7 +230,7 @@ def _batches(corpus: Corpus, text_field: str) -> Iterator[list[str]]:
         yield batch
 
 
-def _open(path: Path) -> IO[bytes]:
+def _open(path: Path) -> io.BufferedIOBase:
     try:
         if path.is_dir():
             raise CorpusFileError(f"{path}: is a folder; pass the files in it")
@@ -288,7 +289,7 @@ def safe_cut(text: str) -> int:
     return 0
 
 
-def _text_batches(f: IO[bytes], path: Path, gz: str) -> Iterator[list[str]]:
+def _text_batches(f: io.BufferedIOBase, path: Path, gz: str) -> Iterator[list[str]]:
     offset = 0  # file bytes before `carry`
     carry = b""
     pending = ""
@@ -308,7 +309,7 @@ def _text_batches(f: IO[bytes], path: Path, gz: str) -> Iterator[list[str]]:
         yield [pending]
 
 
-def _jsonl_batches(f: IO[bytes], path: Path, field: str, gz: str) -> Iterator[list[str]]:
+def _jsonl_batches(f: io.BufferedIOBase, path: Path, field: str, gz: str) -> Iterator[list[str]]:
     batch: list[str] = []
     size = 0
     offset = 0

@@ -72,9 +72,6 @@ impl PartialOrd for Entry {
     }
 }
 
-/// An occurrence of a pair in a word: byte offset, left, right.
-type Occ = (u32, u32, u32);
-
 /// All words in one buffer, in order of first occurrence. Words only shrink, so a merged word
 /// is written back in place. Measured against a `Vec` per word (cl100k, 32,768 tokens, CPU
 /// time of the merges, best of 4): stdlib code 0.41 s -> 0.29 s, English 20 MB 0.27 s ->
@@ -126,8 +123,8 @@ pub struct Merger {
     heap: BinaryHeap<Entry>,
     merges: Vec<Merge>,
     // Scratch buffers, reused across words.
-    old: Vec<Occ>,
-    new: Vec<Occ>,
+    /// Merge sites in the word being merged: (old index, byte offset).
+    hits: Vec<(u32, u32)>,
     merged: Vec<u32>,
 }
 
@@ -142,8 +139,7 @@ impl Merger {
             pairs: Vec::new(),
             heap: BinaryHeap::new(),
             merges: Vec::new(),
-            old: Vec::new(),
-            new: Vec::new(),
+            hits: Vec::new(),
             merged: Vec::new(),
         };
         for (i, (bytes, f)) in words.into_iter().enumerate() {
@@ -260,6 +256,15 @@ impl Merger {
 
     /// Merge (a, b) -> x in word `w`, updating counts, postings and positions. False if the
     /// word no longer holds the pair (postings are not pruned eagerly).
+    ///
+    /// Only pairs that touch a merge site change, and byte offsets do not move, so one pass
+    /// finds the sites and the rest is local: the old pairs just before, at and just after
+    /// each site are gone, the pairs on either side of each new `x` are new. Measured against
+    /// listing every pair of the old and the new word and diffing the lists, with callgrind
+    /// (wall-clock differences were within this shared machine's noise): the merges of 20 MB
+    /// of English to 32,768 tokens went from 768 M to 639 M instructions. A word of n symbols
+    /// still costs one scan per merge that touches it, like every BPE trainer that merges per
+    /// word.
     fn merge_word(
         &mut self,
         w: u32,
@@ -270,69 +275,111 @@ impl Merger {
         dirty: &mut Vec<u32>,
     ) -> bool {
         let word = self.words.get(w);
-        if !word.windows(2).any(|s| s[0] == a && s[1] == b) {
+        let n = word.len();
+        self.merged.clear();
+        self.hits.clear();
+        let mut off = 0u32;
+        let mut i = 0;
+        while i < n {
+            let s = word[i];
+            if s == a && i + 1 < n && word[i + 1] == b {
+                self.hits.push((i as u32, off));
+                self.merged.push(x);
+                off += self.lens[x as usize];
+                i += 2;
+            } else {
+                self.merged.push(s);
+                off += self.lens[s as usize];
+                i += 1;
+            }
+        }
+        if self.hits.is_empty() {
             return false;
         }
         let f = self.freq[w as usize];
-        occurrences(word, &self.lens, &mut self.old);
-        self.merged.clear();
-        let mut i = 0;
-        while i < word.len() {
-            if i + 1 < word.len() && word[i] == a && word[i + 1] == b {
-                self.merged.push(x);
-                i += 2;
-            } else {
-                self.merged.push(word[i]);
-                i += 1;
-            }
-        }
-        occurrences(&self.merged, &self.lens, &mut self.new);
-        self.words.set(w, &self.merged);
+        let len_a = self.lens[a as usize];
 
-        // Occurrences at the same offset with the same pair are unchanged (offsets are stable);
-        // walk both lists in offset order and touch only the differences.
-        let (mut i, mut j) = (0, 0);
-        let (old, new) = (std::mem::take(&mut self.old), std::mem::take(&mut self.new));
-        while i < old.len() || j < new.len() {
-            let take_old = match (old.get(i), new.get(j)) {
-                (Some(o), Some(n)) if o == n => {
-                    i += 1;
-                    j += 1;
-                    continue;
-                }
-                (Some(o), Some(n)) => o.0 <= n.0,
-                (Some(_), None) => true,
-                _ => false,
-            };
-            if take_old {
-                let (off, l, r) = old[i];
-                i += 1;
-                if let Some(&id) = self.ids.get(&(l, r)) {
-                    let pair = &mut self.pairs[id as usize];
-                    pair.count = pair.count.saturating_sub(f);
-                    if pair.word == w && pair.offset == off && !pair.dirty {
-                        pair.dirty = true;
-                        dirty.push(id);
-                    }
-                }
-            } else {
-                let (off, l, r) = new[j];
-                j += 1;
-                let before = self.pairs.len();
-                let id = self.pair_id(l, r, w, off);
-                if self.pairs.len() > before {
-                    created.push(id);
-                }
-                let pair = &mut self.pairs[id as usize];
-                pair.count += f;
-                if pair.postings.last() != Some(&w) {
-                    pair.postings.push(w);
-                }
+        // Old pairs that are gone: at m - 1 (unless the previous site ended there: then it was
+        // already counted as that site's m + 1), at m, and at m + 1.
+        let mut last_end: Option<usize> = None; // old index of the previous site's pair at m + 1
+        for &(m, off_m) in &self.hits {
+            let m = m as usize;
+            if m >= 1 && last_end != Some(m - 1) {
+                let l = word[m - 1];
+                let at = off_m - self.lens[l as usize];
+                Self::remove(&self.ids, &mut self.pairs, (l, a), w, at, f, dirty);
+            }
+            Self::remove(&self.ids, &mut self.pairs, (a, b), w, off_m, f, dirty);
+            if m + 2 < n {
+                let at = off_m + len_a;
+                Self::remove(
+                    &self.ids,
+                    &mut self.pairs,
+                    (b, word[m + 2]),
+                    w,
+                    at,
+                    f,
+                    dirty,
+                );
+                last_end = Some(m + 1);
             }
         }
-        self.old = old;
-        self.new = new;
+
+        // New pairs, in offset order (the first one seen in this word is its first position):
+        // left of each x (unless that is the previous x) and right of it.
+        let hits = std::mem::take(&mut self.hits);
+        let merged = std::mem::take(&mut self.merged);
+        for (k, &(m, off_m)) in hits.iter().enumerate() {
+            let q = m as usize - k;
+            if q >= 1 && merged[q - 1] != x {
+                let l = merged[q - 1];
+                let at = off_m - self.lens[l as usize];
+                self.add((l, x), w, at, f, created);
+            }
+            if let Some(&r) = merged.get(q + 1) {
+                self.add((x, r), w, off_m, f, created);
+            }
+        }
+        self.words.set(w, &merged);
+        self.hits = hits;
+        self.merged = merged;
         true
+    }
+
+    /// One occurrence of `pair` at byte `at` of word `w` (seen `f` times) is gone.
+    #[inline]
+    fn remove(
+        ids: &FxHashMap<(u32, u32), u32>,
+        pairs: &mut [Pair],
+        pair: (u32, u32),
+        w: u32,
+        at: u32,
+        f: u64,
+        dirty: &mut Vec<u32>,
+    ) {
+        if let Some(&id) = ids.get(&pair) {
+            let p = &mut pairs[id as usize];
+            p.count = p.count.saturating_sub(f);
+            if p.word == w && p.offset == at && !p.dirty {
+                p.dirty = true;
+                dirty.push(id);
+            }
+        }
+    }
+
+    /// A new occurrence of `pair` (which holds the new token) at byte `at` of word `w`.
+    #[inline]
+    fn add(&mut self, pair: (u32, u32), w: u32, at: u32, f: u64, created: &mut Vec<u32>) {
+        let before = self.pairs.len();
+        let id = self.pair_id(pair.0, pair.1, w, at);
+        if self.pairs.len() > before {
+            created.push(id);
+        }
+        let p = &mut self.pairs[id as usize];
+        p.count += f;
+        if p.postings.last() != Some(&w) {
+            p.postings.push(w);
+        }
     }
 
     /// Recompute the first position of pair `p` after its first occurrence went away.
@@ -355,16 +402,6 @@ impl Merger {
             }
             pair.cursor += 1;
         }
-    }
-}
-
-/// The pair occurrences of `word` with their byte offsets, into `out`.
-fn occurrences(word: &[u32], lens: &[u32], out: &mut Vec<Occ>) {
-    out.clear();
-    let mut off = 0u32;
-    for s in word.windows(2) {
-        out.push((off, s[0], s[1]));
-        off += lens[s[0] as usize];
     }
 }
 

@@ -73,10 +73,11 @@ impl PartialOrd for Entry {
 }
 
 /// All words in one buffer, in order of first occurrence. Words only shrink, so a merged word
-/// is written back in place. Measured against a `Vec` per word (cl100k, 32,768 tokens, CPU
-/// time of the merges, best of 4): stdlib code 0.41 s -> 0.29 s, English 20 MB 0.27 s ->
-/// 0.21 s. Postings are visited in word order, so the reads walk forward through one buffer
-/// instead of chasing a pointer per word.
+/// is written back in place, with no allocation per word (119 k words for the code corpus).
+/// Measured against a `Vec` per word: callgrind counts the same instructions for the merges
+/// (767 M, English 20 MB to 32,768) and 8% more D1 misses (11.4 M vs 10.6 M); a first
+/// wall-clock gain (0.41 -> 0.29 s CPU on the code corpus) did not reproduce on this noisy
+/// shared machine, so it is no reason either way.
 #[derive(Debug, Default)]
 struct Words {
     syms: Vec<u32>,

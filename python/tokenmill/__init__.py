@@ -15,6 +15,8 @@ from tokenmill.errors import (
     InvalidSpecialTokensError,
     InvalidVocabError,
     TokenmillError,
+    TrainingError,
+    TrainingWarning,
     UnknownCharacterError,
     UnknownTokenIdError,
     UnknownTokenizerError,
@@ -22,6 +24,7 @@ from tokenmill.errors import (
 )
 from tokenmill.pretrained import list_pretrained, load
 from tokenmill.tokenizer import Merge, StreamDecoder, Tokenizer
+from tokenmill.training import train
 
 __version__ = "0.1.0"
 
@@ -37,6 +40,8 @@ __all__ = [
     "StreamDecoder",
     "Tokenizer",
     "TokenmillError",
+    "TrainingError",
+    "TrainingWarning",
     "UnknownCharacterError",
     "UnknownTokenIdError",
     "UnknownTokenizerError",
@@ -44,4 +49,5 @@ __all__ = [
     "__version__",
     "list_pretrained",
     "load",
+    "train",
 ]

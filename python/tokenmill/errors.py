@@ -93,6 +93,10 @@ class CorpusFileError(TrainingError):
     """An input file that cannot be read as text; the message names the file and offset."""
 
 
+class TrainingWarning(UserWarning):
+    """Training stopped before the vocabulary was full (the corpus ran out of pairs)."""
+
+
 class UnknownCharacterError(TokenmillError, ValueError):
     """Text holds a character a character-level tokenizer never saw in training."""
 

@@ -514,6 +514,24 @@ class Tokenizer:
         except UnicodeEncodeError:
             return self._core.chunks(_fix_surrogates(text))
 
+    # -------------------------------------------------------------------------------- saving
+
+    def save(self, path: str | os.PathLike[str]) -> list[str]:
+        """Write in tokenmill's own versioned format, plus a readable ``<name>.vocab.txt``
+        next to it; returns the paths written. ``tokenmill.load(path)`` reads it back.
+
+        >>> import tempfile, pathlib, tokenmill
+        >>> tok = tokenmill.train("ab cd ab cd", 259, pattern="gpt2")
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "tiny.tokenmill"
+        >>> [pathlib.Path(p).name for p in tok.save(path)]
+        ['tiny.tokenmill', 'tiny.vocab.txt']
+        >>> tokenmill.load(path).merges == tok.merges
+        True
+        """
+        from tokenmill.formats import native
+
+        return native.write(self, path)
+
     # ------------------------------------------------------------------------------- pickling
 
     def __reduce__(self) -> tuple[Any, ...]:

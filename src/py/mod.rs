@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 mod pretokenize;
+mod train;
 
 /// Raise the tokenmill.errors class `name` built with `args`.
 fn raise<'py, A: pyo3::call::PyCallArgs<'py>>(py: Python<'py>, name: &str, args: A) -> PyErr {
@@ -561,5 +562,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CL100K_PATTERN", pretokenize::CL100K_PATTERN)?;
     m.add("O200K_PATTERN", pretokenize::O200K_PATTERN)?;
     pretokenize::register(m)?;
+    m.add_class::<train::CoreTrainer>()?;
     Ok(())
 }

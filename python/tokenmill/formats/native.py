@@ -1,0 +1,226 @@
+"""tokenmill's own format: one versioned JSON file, plus a readable companion.
+
+The JSON holds everything needed to rebuild the tokenizer and nothing derivable: the split
+pattern, the special tokens and the merges as ``[left, right, count]`` (token ``256 + k`` is
+``left + right``; ids 0..255 are the bytes). One merge per line keeps diffs readable. The
+companion ``<name>.vocab.txt`` lists every token for people: id, its bytes (escaped), its two
+parents and how often the pair was seen when it was merged. Loading checks everything and says
+what is wrong.
+
+>>> import tempfile, pathlib, tokenmill
+>>> tok = tokenmill.train("ab cd ab cd", 259, pattern="gpt2", name="tiny")
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> [pathlib.Path(p).name for p in write(tok, folder / "tiny.tokenmill")]
+['tiny.tokenmill', 'tiny.vocab.txt']
+>>> (folder / "tiny.vocab.txt").read_text().splitlines()[-1].split("\\t")
+['258', "b' cd'", '257', '100', '2']
+>>> read(folder / "tiny.tokenmill").encode("ab cd") == tok.encode("ab cd")
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tokenmill.errors import InvalidPatternError, InvalidVocabError, VocabFileError
+from tokenmill.fileio import write_atomic
+
+if TYPE_CHECKING:
+    from tokenmill.tokenizer import Merge, Tokenizer
+
+FORMAT = "tokenmill"
+VERSION = 1
+SUFFIXES = (".tokenmill.json", ".tokenmill", ".json")
+
+
+def companion_path(path: str | os.PathLike[str]) -> Path:
+    """Where the readable token list of ``path`` goes: ``x.tokenmill`` -> ``x.vocab.txt``.
+
+    >>> companion_path("out/holmes-4096.tokenmill").as_posix()
+    'out/holmes-4096.vocab.txt'
+    """
+    p = Path(path)
+    stem = p.name
+    for suffix in SUFFIXES:
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    return p.with_name(stem + ".vocab.txt")
+
+
+def merges_of(tok: Tokenizer) -> list[tuple[int, int, int | None]]:
+    """The merges of ``tok`` as (left, right, count); count is None when it is not known.
+
+    A trained tokenizer has them; for another one (e.g. a loaded tiktoken vocabulary) they are
+    derived from the vocabulary, which works when ids 0..255 are the bytes in order and every
+    other token is the merge of two earlier ones.
+    """
+    if tok.merges is not None:
+        return [(m.left, m.right, m.count) for m in tok.merges]
+    tokens = tok._core.tokens()
+    hint = (
+        "; save it in another format instead, e.g. tokenmill.formats.export.write(tok, "
+        "'x.tiktoken') or `tokenmill convert`"
+    )
+    if tokens[:256] != [bytes([b]) for b in range(256)]:
+        raise InvalidVocabError(
+            f"{tok.name}: ids 0..255 are not the 256 bytes in order, which tokenmill's format "
+            f"requires{hint}"
+        )
+    out: list[tuple[int, int, int | None]] = []
+    for rank, parents in enumerate(tok._core.merge_parents()[256:], 256):
+        if parents is None:
+            raise InvalidVocabError(
+                f"{tok.name}: token {rank} ({tokens[rank]!r}) is not the merge of two earlier "
+                f"tokens{hint}"
+            )
+        out.append((parents[0], parents[1], None))
+    return out
+
+
+def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
+    """Write ``tok`` to ``path`` and its readable token list next to it (both atomically).
+
+    Returns the paths written.
+    """
+    merges = merges_of(tok)
+    path = Path(path)
+    lines = [
+        "{",
+        f'  "format": "{FORMAT}",',
+        f'  "version": {VERSION},',
+        f'  "name": {json.dumps(tok.name, ensure_ascii=False)},',
+        f'  "pattern": {json.dumps(tok.pattern, ensure_ascii=False)},',
+        f'  "n_vocab": {tok.n_vocab},',
+        f'  "special_tokens": {json.dumps(tok.special_tokens, ensure_ascii=False)},',
+        '  "merges": [',
+    ]
+    body = [f"    [{left}, {right}, {json.dumps(count)}]" for left, right, count in merges]
+    lines.append(",\n".join(body))
+    lines += ["  ]", "}", ""]
+    text = "\n".join(line for line in lines if line)
+    write_atomic(path, (text + "\n").encode("utf-8"))
+    companion = companion_path(path)
+    write_atomic(companion, _vocab_listing(tok, merges).encode("utf-8"))
+    return [str(path), str(companion)]
+
+
+def _vocab_listing(tok: Tokenizer, merges: list[tuple[int, int, int | None]]) -> str:
+    tokens = [bytes([b]) for b in range(256)]
+    for left, right, _ in merges:
+        tokens.append(tokens[left] + tokens[right])
+    out = [
+        f"# {tok.name}: {tok.n_vocab} tokens = 256 bytes + {len(merges)} merges + "
+        f"{len(tok.special_tokens)} special tokens; pattern {tok.pattern_name or tok.pattern!r}",
+        "# id\tbytes\tleft\tright\tcount (how often the pair was seen when it was merged)",
+    ]
+    out += [f"{i}\t{tokens[i]!r}" for i in range(256)]
+    for k, (left, right, count) in enumerate(merges):
+        seen = "" if count is None else str(count)
+        out.append(f"{256 + k}\t{tokens[256 + k]!r}\t{left}\t{right}\t{seen}".rstrip("\t"))
+    for s, i in sorted(tok.special_tokens.items(), key=lambda kv: kv[1]):
+        out.append(f"{i}\t{s!r}\tspecial")
+    return "\n".join(out) + "\n"
+
+
+def read(path: str | os.PathLike[str]) -> Tokenizer:
+    """Load a tokenizer written by :func:`write`, checking everything."""
+    from tokenmill.tokenizer import Tokenizer
+
+    path = Path(path)
+
+    def bad(problem: str, line: int | None = None) -> VocabFileError:
+        return VocabFileError(path, line, problem)
+
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise bad(f"cannot read it: {e.strerror or e}") from None
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise bad(f"not UTF-8 at byte {e.start}") from None
+    except json.JSONDecodeError as e:
+        raise bad(f"not valid JSON: {e.msg}", e.lineno) from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise bad(f'not a tokenmill file: expected "format": "{FORMAT}" at the top level')
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise bad(f'"version" must be an integer, not {version!r}')
+    if version > VERSION:
+        raise bad(
+            f"written in format version {version} by a newer tokenmill; this one reads "
+            f"version {VERSION}: upgrade tokenmill"
+        )
+    if version < 1:
+        raise bad(f"unknown format version {version}")
+    pattern = doc.get("pattern")
+    if not isinstance(pattern, str) or not pattern:
+        raise bad('"pattern" must be a non-empty string')
+    name = doc.get("name", path.name.split(".")[0])
+    if not isinstance(name, str):
+        raise bad(f'"name" must be a string, not {name!r}')
+
+    merges = _read_merges(doc.get("merges"), bad)
+    tokens = [bytes([b]) for b in range(256)]
+    first: dict[bytes, int] = {t: i for i, t in enumerate(tokens)}
+    for k, m in enumerate(merges):
+        token = tokens[m.left] + tokens[m.right]
+        if token in first:
+            raise bad(
+                f"merge {k} ({m.left} + {m.right}) makes token {256 + k} = {token!r}, "
+                f"which is already token {first[token]}"
+            )
+        first[token] = len(tokens)
+        tokens.append(token)
+
+    specials = doc.get("special_tokens", {})
+    if not isinstance(specials, dict):
+        raise bad('"special_tokens" must be an object mapping strings to ids')
+    ids: dict[int, str] = {}
+    for s, i in specials.items():
+        if not s:
+            raise bad("a special token is the empty string")
+        if not isinstance(i, int) or isinstance(i, bool) or i < len(tokens):
+            raise bad(
+                f"special token {s!r} has id {i!r}: it must be an integer >= {len(tokens)} "
+                f"(ids below are the {len(tokens)} ordinary tokens)"
+            )
+        if i in ids:
+            raise bad(f"special tokens {ids[i]!r} and {s!r} have the same id {i}")
+        ids[i] = s
+    n_vocab = doc.get("n_vocab")
+    expected = max([len(tokens) - 1, *ids]) + 1
+    if n_vocab is not None and n_vocab != expected:
+        raise bad(f'"n_vocab" says {n_vocab!r}, but the merges and special tokens make {expected}')
+    try:
+        return Tokenizer(tokens, pattern, specials, name=name, merges=merges)
+    except InvalidPatternError as e:
+        raise bad(f"the pattern does not compile: {e}") from None
+
+
+def _read_merges(raw: Any, bad: Any) -> list[Merge]:
+    from tokenmill.tokenizer import Merge
+
+    if not isinstance(raw, list):
+        raise bad('"merges" must be a list of [left, right, count]')
+    merges = []
+    for k, m in enumerate(raw):
+        if not (isinstance(m, list) and len(m) == 3):
+            raise bad(f"merge {k} must be [left, right, count], not {m!r}")
+        left, right, count = m
+        for part in (left, right):
+            if not isinstance(part, int) or isinstance(part, bool) or not 0 <= part < 256 + k:
+                raise bad(
+                    f"merge {k} (token {256 + k}) refers to {part!r}: a merge may only use ids "
+                    f"0..{255 + k} (the bytes and earlier merges)"
+                )
+        if count is not None and (
+            not isinstance(count, int) or isinstance(count, bool) or count < 0
+        ):
+            raise bad(f"merge {k}: the count must be a non-negative integer or null, not {count!r}")
+        merges.append(Merge(left, right, count if count is not None else 0))
+    return merges

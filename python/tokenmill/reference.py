@@ -1,0 +1,221 @@
+"""Byte-level BPE in plain Python: the readable definition of what tokenmill computes.
+
+Read this module top to bottom to learn BPE; the Rust trainer and encoder are tested equal to
+it. Nothing here is fast, but training counts each distinct chunk once (weighted by how often
+it occurs) and updates pair counts only in the chunks a merge touches, so small corpora train
+in seconds.
+
+The rules (DESIGN.md §2):
+
+1. Cut the text into chunks with the split pattern; merges never cross a chunk boundary.
+2. Each chunk is a sequence of byte ids 0..255.
+3. The most frequent adjacent pair becomes token ``256 + k``. Ties go to the pair that occurs
+   first in the training text *as it stands now*: scan the chunks in text order, then left to
+   right inside each chunk.
+4. Every occurrence of the pair is replaced, left to right, without overlap.
+5. Stop when the vocabulary is full or no pair is seen ``min_frequency`` times.
+
+The worked example of DESIGN.md: ``(a,b)``, ``( ,c)`` and ``(c,d)`` are each seen twice,
+``(a,b)`` comes first; then ``( ,c)`` comes before ``(c,d)`` inside `` cd``.
+
+>>> merges = train(["ab cd ab cd"], 256 + 10, pattern="gpt2")
+>>> [(left, right, count) for left, right, count in merges]
+[(97, 98, 2), (32, 99, 2), (257, 100, 2)]
+>>> tokens = vocab(merges)
+>>> tokens[256], tokens[257], tokens[258]
+(b'ab', b' c', b' cd')
+>>> encode("ab cd abcd", merges, pattern="gpt2")
+[256, 258, 32, 256, 99, 100]
+>>> decode([256, 258], merges)
+'ab cd'
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+
+import regex  # type: ignore[import-untyped]
+
+from tokenmill.patterns import resolve
+
+Pair = tuple[int, int]
+MergeRule = tuple[int, int, int]  # (left id, right id, how often the pair was seen)
+
+
+def split(text: str, pattern: str) -> list[str]:
+    """Cut ``text`` into chunks: ``regex.findall`` of the pattern (a name or a regex).
+
+    Text the pattern does not match becomes a chunk of its own, so no byte is lost (the named
+    patterns match everything anyway).
+
+    >>> split("Hello world!!", "gpt2")
+    ['Hello', ' world', '!!']
+    """
+    chunks = []
+    end = 0
+    for m in regex.finditer(resolve(pattern), text):
+        if m.end() == m.start():
+            continue  # an empty match cuts nothing
+        if m.start() > end:
+            chunks.append(text[end : m.start()])
+        chunks.append(m.group())
+        end = m.end()
+    if end < len(text):
+        chunks.append(text[end:])
+    return chunks
+
+
+def merge_word(word: list[int], pair: Pair, new_id: int) -> list[int]:
+    """Replace every occurrence of ``pair`` in ``word``, left to right, without overlap.
+
+    >>> merge_word([97, 97, 97], (97, 97), 256)
+    [256, 97]
+    """
+    out = []
+    i = 0
+    while i < len(word):
+        if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
+            out.append(new_id)
+            i += 2
+        else:
+            out.append(word[i])
+            i += 1
+    return out
+
+
+def pairs_of(word: list[int]) -> list[Pair]:
+    """The adjacent pairs of ``word``, left to right (with repeats).
+
+    >>> pairs_of([1, 2, 3])
+    [(1, 2), (2, 3)]
+    """
+    return list(itertools.pairwise(word))
+
+
+def count_chunks(texts: Iterable[str], pattern: str) -> dict[str, int]:
+    """How often each distinct chunk occurs. A dict keeps insertion order, so the chunks are
+    in order of their first occurrence in the text, which is what the tie-break needs."""
+    counts: dict[str, int] = {}
+    for text in texts:
+        for chunk in split(text, pattern):
+            counts[chunk] = counts.get(chunk, 0) + 1
+    return counts
+
+
+def train(
+    texts: Iterable[str],
+    vocab_size: int,
+    *,
+    pattern: str = "cl100k",
+    min_frequency: int = 2,
+) -> list[MergeRule]:
+    """Learn ``vocab_size - 256`` merges (fewer if no pair is seen ``min_frequency`` times).
+
+    ``texts`` are one corpus in order; no chunk spans two of them. Returns the merges in
+    order: merge ``k`` makes token ``256 + k``.
+
+    >>> train(["aaa aaa"], 258, pattern="gpt2")
+    [(97, 97, 4), (256, 97, 2)]
+    """
+    chunk_counts = count_chunks(texts, pattern)
+    # words[i]: the current ids of distinct chunk i; freq[i]: how often it occurs.
+    words = [list(chunk.encode("utf-8")) for chunk in chunk_counts]
+    freq = list(chunk_counts.values())
+
+    # counts[pair]: how often the pair is seen, over all chunks (weighted by frequency).
+    # where[pair]: the chunks that hold it, so a merge only visits those.
+    counts: dict[Pair, int] = {}
+    where: dict[Pair, set[int]] = {}
+    for i, word in enumerate(words):
+        for pair in pairs_of(word):
+            counts[pair] = counts.get(pair, 0) + freq[i]
+            where.setdefault(pair, set()).add(i)
+
+    merges: list[MergeRule] = []
+    while 256 + len(merges) < vocab_size and counts:
+        best_count = max(counts.values())
+        if best_count < min_frequency:
+            break
+        pair = first_in_text({p for p, c in counts.items() if c == best_count}, words, where)
+        new_id = 256 + len(merges)
+        merges.append((pair[0], pair[1], best_count))
+
+        # Merge in every chunk that holds the pair; move its pair counts from old to new.
+        for i in sorted(where.pop(pair)):
+            old = words[i]
+            new = merge_word(old, pair, new_id)
+            for p in pairs_of(old):
+                counts[p] -= freq[i]
+                if counts[p] == 0:
+                    del counts[p]
+            for p in pairs_of(new):
+                counts[p] = counts.get(p, 0) + freq[i]
+            new_pairs = set(pairs_of(new))
+            for p in set(pairs_of(old)) - new_pairs:
+                if p in where:
+                    where[p].discard(i)
+            for p in new_pairs:
+                where.setdefault(p, set()).add(i)
+            words[i] = new
+        counts.pop(pair, None)
+    return merges
+
+
+def first_in_text(
+    candidates: set[Pair], words: list[list[int]], where: dict[Pair, set[int]]
+) -> Pair:
+    """The candidate pair that occurs first in the text as it stands now.
+
+    Chunks are numbered by first occurrence, so the first chunk (lowest number) holding any
+    candidate is where the text first shows one; inside it, the leftmost candidate wins.
+    """
+    if len(candidates) == 1:
+        return next(iter(candidates))
+    first_chunk = min(min(where[p]) for p in candidates)
+    for pair in pairs_of(words[first_chunk]):
+        if pair in candidates:
+            return pair
+    raise AssertionError("a candidate pair is in no chunk")  # unreachable: counts say it is
+
+
+def vocab(merges: Iterable[MergeRule]) -> list[bytes]:
+    """The bytes of every token: the 256 single bytes, then one token per merge.
+
+    >>> vocab([(104, 105, 3)])[256]
+    b'hi'
+    """
+    tokens = [bytes([b]) for b in range(256)]
+    for left, right, _count in merges:
+        tokens.append(tokens[left] + tokens[right])
+    return tokens
+
+
+def encode(text: str, merges: list[MergeRule], *, pattern: str = "cl100k") -> list[int]:
+    """Encode ``text``: split it, then apply the merges to each chunk, earliest merge first.
+
+    >>> encode("abab", [(97, 98, 2)], pattern="gpt2")
+    [256, 256]
+    """
+    rank = {(left, right): 256 + k for k, (left, right, _count) in enumerate(merges)}
+    ids: list[int] = []
+    for chunk in split(text, pattern):
+        word = list(chunk.encode("utf-8"))
+        while len(word) > 1:
+            # The pair with the earliest merge is applied first, everywhere in the chunk.
+            pair = min(pairs_of(word), key=lambda p: rank.get(p, float("inf")))
+            if pair not in rank:
+                break
+            word = merge_word(word, pair, rank[pair])
+        ids.extend(word)
+    return ids
+
+
+def decode(ids: Iterable[int], merges: list[MergeRule]) -> str:
+    """Concatenate the bytes of the tokens; invalid UTF-8 becomes U+FFFD.
+
+    >>> decode([104, 105], [])
+    'hi'
+    """
+    tokens = vocab(merges)
+    return b"".join(tokens[i] for i in ids).decode("utf-8", errors="replace")

@@ -1,0 +1,61 @@
+//! Binding of the trainer: Python feeds texts in order (as many calls as it likes), then asks
+//! for merges in batches, so it can draw a progress bar between calls. Every call releases the
+//! GIL; counting runs on a rayon pool of exactly `num_threads` threads.
+
+use super::{pool, to_py};
+use crate::train::Trainer;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+
+/// A byte-level BPE trainer (see tokenmill.training.train, which drives it).
+#[pyclass(module = "tokenmill._core")]
+pub struct CoreTrainer {
+    trainer: Trainer,
+    num_threads: usize,
+}
+
+#[pymethods]
+impl CoreTrainer {
+    /// pattern: a pattern name or regex; special_tokens: strings cut out of the text.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        pattern: &str,
+        special_tokens: Vec<String>,
+        num_threads: usize,
+    ) -> PyResult<Self> {
+        let trainer = Trainer::new(pattern, &special_tokens).map_err(|e| to_py(py, e, None))?;
+        Ok(CoreTrainer {
+            trainer,
+            num_threads: num_threads.max(1),
+        })
+    }
+
+    /// Count the chunks of the next texts of the corpus (no chunk spans two texts).
+    fn feed(&mut self, py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<()> {
+        let pool = pool(self.num_threads)?;
+        let trainer = &mut self.trainer;
+        py.detach(|| pool.install(|| trainer.feed(&texts)))
+            .map_err(|e| to_py(py, e, None))
+    }
+
+    /// (bytes, chunks, distinct chunks) counted so far.
+    fn stats(&self) -> (u64, u64, usize) {
+        self.trainer.stats()
+    }
+
+    /// Learn up to `max_merges` more merges as (left, right, count); fewer when no pair is
+    /// seen `min_frequency` times.
+    fn merge(
+        &mut self,
+        py: Python<'_>,
+        max_merges: usize,
+        min_frequency: u64,
+    ) -> Vec<(u32, u32, u64)> {
+        let trainer = &mut self.trainer;
+        py.detach(|| trainer.merge(max_merges, min_frequency))
+            .into_iter()
+            .map(|m| (m.left, m.right, m.count))
+            .collect()
+    }
+}

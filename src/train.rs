@@ -1,1 +1,0 @@
-//! Byte-level BPE training (see DESIGN.md §2). Filled in by the trainer issue.

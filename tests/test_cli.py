@@ -214,3 +214,79 @@ def test_broken_pipe_is_not_an_error():
 def test_no_command_prints_help_and_exits_2():
     r = run()
     assert r.returncode == 2 and b"usage" in r.stderr
+
+
+def test_train_with_no_input_uses_the_bundled_corpus(tmp_path):
+    out = ok("train", "--vocab-size", "600", cwd=tmp_path)
+    assert "trained holmes-600: 600 tokens (344 merges)" in out
+    assert "first merges:" in out and "seen" in out and "bytes per token" in out
+    assert "|" in out.split("an unseen sentence:")[1]
+    tok = tokenmill.load(str(tmp_path / "holmes-600.tokenmill"))
+    assert tok.n_vocab == 600
+    assert (tmp_path / "holmes-600.vocab.txt").exists()
+    text = "Sherlock Holmes took his bottle from the corner of the mantel-piece."
+    assert tok.decode(tok.encode(text)) == text
+
+
+def test_train_files_folder_specials_json(tmp_path):
+    corpus = tmp_path / "corpus"
+    (corpus / "sub").mkdir(parents=True)
+    from tokenmill.mainjob import bundled_corpus
+
+    lines = bundled_corpus("shakespeare")[:60_000].splitlines(keepends=True)
+    (corpus / "a.txt").write_text("".join(lines[: len(lines) // 2]))
+    records = [json.dumps({"text": line}) + "\n" for line in lines[len(lines) // 2 :]]
+    (corpus / "sub" / "b.jsonl").write_text("".join(records))
+    out_path = tmp_path / "t.tokenmill"
+    report = json.loads(
+        ok(
+            "train",
+            str(corpus),
+            "--vocab-size",
+            "300",
+            "--special",
+            "<|endoftext|>",
+            "--pattern",
+            "gpt2",
+            "--out",
+            str(out_path),
+            "--json",
+            "--quiet",
+        )
+    )
+    assert report["n_vocab"] == 300 and report["merges_learned"] == 300 - 256 - 1
+    assert report["corpus"] == [str(corpus / "a.txt"), str(corpus / "sub" / "b.jsonl")]
+    tok = tokenmill.load(str(out_path))
+    assert tok.special_tokens == {"<|endoftext|>": 299}
+    # The same corpus through the library gives the same tokenizer.
+    lib = tokenmill.train(
+        [corpus / "a.txt", corpus / "sub" / "b.jsonl"],
+        300,
+        pattern="gpt2",
+        special_tokens=["<|endoftext|>"],
+    )
+    assert [(m.left, m.right) for m in lib.merges] == [(m.left, m.right) for m in tok.merges]
+    # And the trained tokenizer works in the other subcommands.
+    ids = ok("encode", "-t", str(out_path), "--allow-special", stdin="the cat<|endoftext|>")
+    assert ids.split() == list(map(str, tok.encode("the cat<|endoftext|>", allowed_special="all")))
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("train", "--vocab-size", "100"), "vocab_size"),
+        (("train", "--pattern", "(unclosed"), "pattern"),
+        (("train", "/no/such/corpus.txt"), "no such file"),
+        (("train", "--special", ""), "special"),
+        (("train", "--vocab-size", "many"), "invalid int"),
+    ],
+)
+def test_train_user_errors(args, needle, tmp_path):
+    assert needle in user_error(*args, "--out", str(tmp_path / "x.tokenmill"))
+
+
+def test_train_names_a_non_utf8_file_and_offset(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine text\n" * 10 + b"\xff oops")
+    err = user_error("train", str(bad), "--out", str(tmp_path / "x.tokenmill"))
+    assert "bad.txt" in err and "100" in err

@@ -99,3 +99,72 @@ def test_gpt2_files_match_the_originals(tmp_path):
 def test_unknown_destination_format(tmp_path):
     with pytest.raises(ValueError, match="cannot tell the format"):
         export.write(tokenmill.load("gpt2"), tmp_path / "x.weird")
+
+
+# --- tokenizers trained here, exported, and loaded by the tools they are for -----------------
+
+
+@pytest.fixture(scope="module", params=["gpt2", "cl100k", "o200k"])
+def trained(request):
+    from tokenmill.mainjob import bundled_corpus
+
+    return tokenmill.train(
+        bundled_corpus("holmes")[:1_000_000],
+        2048,
+        pattern=request.param,
+        special_tokens=["<|endoftext|>"],
+    )
+
+
+def shared_texts(shared_data) -> list[tuple[str, list[str]]]:
+    files = [shared_data / "holmes.txt", *sorted((shared_data / "multilingual").glob("*.txt"))]
+    files += sorted((shared_data / "structured").glob("*"))
+    return [(f.name, f.read_text().splitlines(keepends=True)) for f in files if f.is_file()]
+
+
+def test_trained_tokenizer_through_hf_tokenizers(trained, tmp_path, shared_data):
+    path = tmp_path / "tokenizer.json"
+    export.write(trained, path)
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    for name, lines in shared_texts(shared_data):
+        got = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
+        assert got == trained.encode_ordinary_batch(lines), name
+    text = "a<|endoftext|>b"
+    assert hf.encode(text, add_special_tokens=False).ids == trained.encode(
+        text, allowed_special="all"
+    )
+    assert tokenmill.load(path) == trained
+
+
+def test_trained_tokenizer_through_tiktoken(trained, tmp_path, shared_data):
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    path = tmp_path / "t.tiktoken"
+    export.write(trained, path)
+    enc = tiktoken.Encoding(
+        "trained",
+        pat_str=trained.pattern,
+        mergeable_ranks=load_tiktoken_bpe(str(path)),
+        special_tokens=trained.special_tokens,
+    )
+    for name, lines in shared_texts(shared_data):
+        assert enc.encode_ordinary_batch(lines) == trained.encode_ordinary_batch(lines), name
+    assert enc.encode("a<|endoftext|>b", allowed_special="all") == trained.encode(
+        "a<|endoftext|>b", allowed_special="all"
+    )
+
+
+def test_trained_tokenizer_round_trips_every_format(trained, tmp_path):
+    kwargs = {"pattern": trained.pattern, "special_tokens": trained.special_tokens}
+    for name, extra in [
+        ("t.tokenmill", {}),
+        ("tokenizer.json", {}),
+        ("t.tiktoken", kwargs),
+        ("gpt2-files", {"pattern": trained.pattern}),
+    ]:
+        path = tmp_path / name
+        export.write(trained, path, "gpt2" if name == "gpt2-files" else None)
+        loaded = tokenmill.load(path, **extra)
+        text = sample_text()
+        assert loaded.encode_ordinary(text) == trained.encode_ordinary(text), name

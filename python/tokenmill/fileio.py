@@ -6,6 +6,8 @@ the target. Readers never see half a file; a crash leaves at most a stray ``.nam
 >>> write_atomic(path, b"hello")
 >>> path.read_bytes()
 b'hello'
+>>> oct(path.stat().st_mode & 0o777) == oct(0o666 & ~_UMASK)
+True
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
+        # mkstemp makes the file private (0600); give it the mode open() would have.
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
@@ -33,6 +37,16 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _read_umask() -> int:
+    # os.umask can only be read by setting it: done once, at import, not while threads write.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:

@@ -25,6 +25,33 @@ def bundled_corpus(name: str) -> str:
     return gzip.decompress(data).decode("utf-8")
 
 
+TEXT_SUFFIXES = (".txt", ".md", ".jsonl", ".ndjson", ".gz")
+
+
+def corpus_files(names: list[str]) -> list[Path]:
+    """The files named on the command line, each folder replaced by the text, ``.jsonl`` and
+    ``.gz`` files under it (sorted, so the corpus order is reproducible).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for name in ["b.txt", "a.txt", "sub/c.jsonl", "skip.bin"]:
+    ...     (d / name).parent.mkdir(exist_ok=True)
+    ...     _ = (d / name).write_text("x")
+    >>> [str(p.relative_to(d)) for p in corpus_files([str(d)])]
+    ['a.txt', 'b.txt', 'sub/c.jsonl']
+    """
+    out: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            out.extend(
+                sorted(f for f in path.rglob("*") if f.is_file() and f.name.endswith(TEXT_SUFFIXES))
+            )
+        else:
+            out.append(path)
+    return out
+
+
 def add_train_arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument(
         "files",
@@ -82,7 +109,7 @@ def run_train(args: argparse.Namespace) -> None:
     from tokenmill.cli import UserError, _expand
 
     if args.files:
-        corpus: Any = [Path(f) for f in _expand(args.files)]
+        corpus: Any = corpus_files(_expand(args.files))
         for f in corpus:
             if not f.exists():
                 raise UserError(f"{f}: no such file")

@@ -62,18 +62,22 @@ def test_round_trips_are_unchanged(tok, tmp_path):
         assert tokenmill.load(path, **kwargs) == tok, name
 
 
-def test_tiktoken_loads_the_exported_rank_file(tok, tmp_path):
+def through_tiktoken(tok, path):
+    """``tok`` exported as a rank file at ``path`` and loaded by tiktoken itself."""
     import tiktoken
     from tiktoken.load import load_tiktoken_bpe
 
-    path = tmp_path / "v.tiktoken"
     export.write(tok, path)
-    enc = tiktoken.Encoding(
+    return tiktoken.Encoding(
         "exported",
         pat_str=tok.pattern,
         mergeable_ranks=load_tiktoken_bpe(str(path)),
         special_tokens=tok.special_tokens,
     )
+
+
+def test_tiktoken_loads_the_exported_rank_file(tok, tmp_path):
+    enc = through_tiktoken(tok, tmp_path / "v.tiktoken")
     for text in [sample_text(), *EXTRA]:
         assert enc.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
 
@@ -137,17 +141,7 @@ def test_trained_tokenizer_through_hf_tokenizers(trained, tmp_path, shared_data)
 
 
 def test_trained_tokenizer_through_tiktoken(trained, tmp_path, shared_data):
-    import tiktoken
-    from tiktoken.load import load_tiktoken_bpe
-
-    path = tmp_path / "t.tiktoken"
-    export.write(trained, path)
-    enc = tiktoken.Encoding(
-        "trained",
-        pat_str=trained.pattern,
-        mergeable_ranks=load_tiktoken_bpe(str(path)),
-        special_tokens=trained.special_tokens,
-    )
+    enc = through_tiktoken(trained, tmp_path / "t.tiktoken")
     for name, lines in shared_texts(shared_data):
         assert enc.encode_ordinary_batch(lines) == trained.encode_ordinary_batch(lines), name
     assert enc.encode("a<|endoftext|>b", allowed_special="all") == trained.encode(

@@ -66,13 +66,19 @@ struct LongSlot {
     n_ids: u16,
 }
 
-/// Hash of a chunk of 16 or more bytes, from 8-byte loads (the last one overlapping).
+/// Hash of a chunk, from 8-byte loads (the last one overlapping; short chunks padded).
 #[inline]
 fn long_hash(chunk: &[u8]) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let n = chunk.len();
-    let word = |i: usize| u64::from_le_bytes(chunk[i..i + 8].try_into().unwrap_or([0; 8]));
     let mut h = n as u64;
+    if n < 8 {
+        let mut buf = [0u8; 8];
+        buf[..n].copy_from_slice(chunk);
+        h = (h ^ u64::from_le_bytes(buf)).wrapping_mul(K);
+        return (h ^ (h >> 32)).max(1);
+    }
+    let word = |i: usize| u64::from_le_bytes(chunk[i..i + 8].try_into().unwrap_or([0; 8]));
     let mut i = 0;
     while i + 8 < n {
         h = (h ^ word(i)).wrapping_mul(K).rotate_left(23);
@@ -93,39 +99,31 @@ impl LongCache {
         }
     }
 
-    /// `ChunkCache::get_or_insert` for chunks longer than `MAX_KEY`.
-    fn get_or_insert(
-        &mut self,
-        chunk: &[u8],
-        out: &mut Vec<u32>,
-        compute: impl FnOnce(&mut Vec<u32>),
-    ) {
+    /// Append the cached ids of `chunk` and return true, or return false.
+    fn lookup(&self, chunk: &[u8], hash: u64, out: &mut Vec<u32>) -> bool {
         let n = chunk.len();
-        if !(MAX_KEY < n && n <= LONG_KEY) {
-            compute(out);
-            return;
-        }
-        let hash = long_hash(chunk);
         let mut i = (hash >> 32) as usize & self.mask;
         loop {
             let slot = self.slots[i];
             if slot.hash == 0 {
-                break;
+                return false;
             }
             if slot.hash == hash && slot.key_len as usize == n {
                 let at = slot.key_at as usize;
                 if self.keys[at..at + n] == *chunk {
                     let ids = slot.ids_at as usize;
                     out.extend_from_slice(&self.ids[ids..ids + slot.n_ids as usize]);
-                    return;
+                    return true;
                 }
             }
             i = (i + 1) & self.mask;
         }
-        let before = out.len();
-        compute(out);
-        let ids = &out[before..];
-        if ids.len() > u16::MAX as usize {
+    }
+
+    /// Remember `ids` for `chunk` (not already present).
+    fn insert(&mut self, chunk: &[u8], hash: u64, ids: &[u32]) {
+        let n = chunk.len();
+        if n > LONG_KEY || ids.len() > u16::MAX as usize {
             return;
         }
         if self.keys.len() + 4 * self.ids.len() > LONG_ARENA {
@@ -134,11 +132,11 @@ impl LongCache {
             self.keys.clear();
             self.ids.clear();
         } else if self.used >= self.slots.len() / 4 * 3 {
-            let n = self.slots.len();
+            let size = self.slots.len();
             let old = std::mem::take(&mut self.slots);
-            if n < MAX_LONG_SLOTS {
-                self.slots = vec![LongSlot::default(); n * 2];
-                self.mask = n * 2 - 1;
+            if size < MAX_LONG_SLOTS {
+                self.slots = vec![LongSlot::default(); size * 2];
+                self.mask = size * 2 - 1;
                 for slot in old.into_iter().filter(|s| s.hash != 0) {
                     let mut j = (slot.hash >> 32) as usize & self.mask;
                     while self.slots[j].hash != 0 {
@@ -154,7 +152,7 @@ impl LongCache {
                 self.ids.clear();
             }
         }
-        i = (hash >> 32) as usize & self.mask;
+        let mut i = (hash >> 32) as usize & self.mask;
         while self.slots[i].hash != 0 {
             i = (i + 1) & self.mask;
         }
@@ -227,7 +225,13 @@ impl ChunkCache {
         compute: impl FnOnce(&mut Vec<u32>),
     ) {
         let Some(key) = key_of(chunk) else {
-            self.long.get_or_insert(chunk, out, compute);
+            let hash = long_hash(chunk);
+            if chunk.len() <= LONG_KEY && self.long.lookup(chunk, hash, out) {
+                return;
+            }
+            let before = out.len();
+            compute(out);
+            self.long.insert(chunk, hash, &out[before..]);
             return;
         };
         let mut i = hash128(key) & self.mask;
@@ -247,10 +251,17 @@ impl ChunkCache {
             }
             i = (i + 1) & self.mask;
         }
+        // Short chunks of more than MAX_IDS ids (rare words: 7% of encoding time on holmes
+        // when they were recomputed each time) live in the second level.
+        let hash = long_hash(chunk);
+        if self.long.lookup(chunk, hash, out) {
+            return;
+        }
         let before = out.len();
         compute(out);
         let ids = &out[before..];
         if ids.len() > MAX_IDS {
+            self.long.insert(chunk, hash, ids);
             return;
         }
         if self.used >= self.slots.len() / 4 * 3 {
@@ -384,12 +395,26 @@ mod tests {
         c.get_or_insert(b"hello\0", &mut out, |o| o.push(9));
         c.get_or_insert(b"", &mut out, |o| o.push(7));
         assert_eq!(out, [9, 7]);
-        // Too long or too many ids: computed every time.
+        // Longer than 15 bytes, or more than 3 ids: kept by the second level.
         out.clear();
-        c.get_or_insert(b"0123456789abcdef", &mut out, |o| o.push(5));
-        c.get_or_insert(b"x", &mut out, |o| o.extend_from_slice(&[1, 2, 3, 4]));
-        c.get_or_insert(b"x", &mut out, |o| o.extend_from_slice(&[1, 2, 3, 4]));
-        assert_eq!(out.len(), 9);
+        let mut calls = 0;
+        for chunk in [
+            &b"0123456789abcdef"[..],
+            b"x",
+            b"0123456789abcdef",
+            b"x",
+            b"xy",
+        ] {
+            c.get_or_insert(chunk, &mut out, |o| {
+                calls += 1;
+                o.extend_from_slice(&[1, 2, 3, chunk.len() as u32]);
+            });
+        }
+        assert_eq!(calls, 3);
+        assert_eq!(
+            out,
+            [1, 2, 3, 16, 1, 2, 3, 1, 1, 2, 3, 16, 1, 2, 3, 1, 1, 2, 3, 2]
+        );
         // Keys are unique: chunks differing in any one byte, or in length, differ in key.
         for n in 1..=MAX_KEY {
             let a: Vec<u8> = (1..=n as u8).collect();

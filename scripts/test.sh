@@ -17,5 +17,6 @@ cargo fmt --check
 cargo clippy --all-targets --all-features -- -D warnings
 cargo test -q
 .venv/bin/ruff check .
+.venv/bin/python -m mypy python/tokenmill
 .venv/bin/python -m mypy.stubtest tokenmill._core
 .venv/bin/python -m pytest -q "$@"

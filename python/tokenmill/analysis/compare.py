@@ -39,7 +39,7 @@ def compare(
     tokenizers: Sequence[tuple[str, Tokenizer]], samples: Sequence[tuple[str, str]]
 ) -> dict[str, Any]:
     """Token counts, bytes and characters per token, and encode time for every pair."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, tok in tokenizers:
         for label, text in samples:
             start = time.perf_counter()

@@ -1,8 +1,22 @@
 # Hand-written stub of the native module (src/py/); checked by `python -m mypy.stubtest`.
-from typing import Literal
+from typing import Literal, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "CL100K_PATTERN",
+    "GPT2_PATTERN",
+    "O200K_PATTERN",
+    "CoreTokenizer",
+    "CoreTrainer",
+    "boundary_masks",
+    "count_chunks",
+    "parse_rank_file",
+    "pattern_name",
+    "split",
+    "split_regex",
+]
 
 GPT2_PATTERN: str
 CL100K_PATTERN: str
@@ -10,6 +24,7 @@ O200K_PATTERN: str
 
 _SpecialIds = Literal["all"] | list[int]
 
+@final
 class CoreTokenizer:
     def __new__(
         cls, tokens: list[bytes], pattern: str, special_tokens: list[tuple[str, int]]
@@ -52,6 +67,7 @@ class CoreTokenizer:
     def rank(self, bytes: bytes) -> int | None: ...
     def chunks(self, text: str) -> list[str]: ...
 
+@final
 class CoreTrainer:
     def __new__(cls, pattern: str, special_tokens: list[str], num_threads: int) -> CoreTrainer: ...
     def feed(self, texts: list[str]) -> None: ...

@@ -3,6 +3,7 @@ tiktoken) and give tokenmill's ids; converting there and back changes nothing.""
 
 from __future__ import annotations
 
+import functools
 import gzip
 from importlib import resources
 
@@ -120,7 +121,9 @@ def trained(request):
     )
 
 
+@functools.cache
 def shared_texts(shared_data) -> list[tuple[str, list[str]]]:
+    """The shared corpora as lines, read once for all the trained-tokenizer tests."""
     files = [shared_data / "holmes.txt", *sorted((shared_data / "multilingual").glob("*.txt"))]
     files += sorted((shared_data / "structured").glob("*"))
     return [(f.name, f.read_text().splitlines(keepends=True)) for f in files if f.is_file()]

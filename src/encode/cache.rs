@@ -1,11 +1,12 @@
 //! Chunk -> ids cache: most chunks of real text repeat, and most are one token.
 //!
-//! One cache per thread (no locks on the hot path), owned by one encoder at a time: a thread
-//! that switches encoders starts a fresh cache. Keys are chunks of at most 15 bytes stored
-//! inline with their length in one `u128`, values up to 3 ids inline, so a hit reads one
-//! 32-byte slot. About 99% of prose chunks hit once the cache is warm (gigatoken reports
-//! 99.4% with the same idea). When 3/4 full the cache is cleared: simpler and, on real text,
-//! no worse than an eviction policy, because the frequent chunks come back at once.
+//! Caches are per thread (no locks on the hot path), one per recently used encoder. The first
+//! level holds chunks of at most 15 bytes, stored inline with their length in one `u128`, with
+//! up to 3 ids inline, so a hit reads one 32-byte slot; about 99% of prose chunks hit once the
+//! cache is warm (gigatoken reports 99.4% with the same idea). Everything else up to 1024 bytes
+//! goes to a second level with the bytes and ids in arenas. Both levels double when 3/4 full
+//! and are cleared once at their largest size: simpler and, on real text, no worse than an
+//! eviction policy, because the frequent chunks come back at once.
 
 use std::cell::RefCell;
 
@@ -66,26 +67,10 @@ struct LongSlot {
     n_ids: u16,
 }
 
-/// Hash of a chunk, from 8-byte loads (the last one overlapping; short chunks padded).
+/// The second level's hash of a chunk; 0 marks an empty slot.
 #[inline]
 fn long_hash(chunk: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let n = chunk.len();
-    let mut h = n as u64;
-    if n < 8 {
-        let mut buf = [0u8; 8];
-        buf[..n].copy_from_slice(chunk);
-        h = (h ^ u64::from_le_bytes(buf)).wrapping_mul(K);
-        return (h ^ (h >> 32)).max(1);
-    }
-    let word = |i: usize| u64::from_le_bytes(chunk[i..i + 8].try_into().unwrap_or([0; 8]));
-    let mut i = 0;
-    while i + 8 < n {
-        h = (h ^ word(i)).wrapping_mul(K).rotate_left(23);
-        i += 8;
-    }
-    h = (h ^ word(n - 8)).wrapping_mul(K);
-    (h ^ (h >> 32)).max(1)
+    crate::vocab::hash_bytes(chunk).max(1)
 }
 
 impl LongCache {
@@ -120,6 +105,31 @@ impl LongCache {
         }
     }
 
+    fn clear(&mut self) {
+        self.slots.fill(LongSlot::default());
+        self.used = 0;
+        self.keys.clear();
+        self.ids.clear();
+    }
+
+    /// Double the slots (rehashing every entry), or clear everything once at `MAX_LONG_SLOTS`.
+    fn make_room(&mut self) {
+        let size = self.slots.len();
+        if size >= MAX_LONG_SLOTS {
+            self.clear();
+            return;
+        }
+        let old = std::mem::replace(&mut self.slots, vec![LongSlot::default(); size * 2]);
+        self.mask = size * 2 - 1;
+        for slot in old.into_iter().filter(|s| s.hash != 0) {
+            let mut j = (slot.hash >> 32) as usize & self.mask;
+            while self.slots[j].hash != 0 {
+                j = (j + 1) & self.mask;
+            }
+            self.slots[j] = slot;
+        }
+    }
+
     /// Remember `ids` for `chunk` (not already present).
     fn insert(&mut self, chunk: &[u8], hash: u64, ids: &[u32]) {
         let n = chunk.len();
@@ -127,30 +137,9 @@ impl LongCache {
             return;
         }
         if self.keys.len() + 4 * self.ids.len() > LONG_ARENA {
-            self.slots.fill(LongSlot::default());
-            self.used = 0;
-            self.keys.clear();
-            self.ids.clear();
+            self.clear();
         } else if self.used >= self.slots.len() / 4 * 3 {
-            let size = self.slots.len();
-            let old = std::mem::take(&mut self.slots);
-            if size < MAX_LONG_SLOTS {
-                self.slots = vec![LongSlot::default(); size * 2];
-                self.mask = size * 2 - 1;
-                for slot in old.into_iter().filter(|s| s.hash != 0) {
-                    let mut j = (slot.hash >> 32) as usize & self.mask;
-                    while self.slots[j].hash != 0 {
-                        j = (j + 1) & self.mask;
-                    }
-                    self.slots[j] = slot;
-                }
-            } else {
-                self.slots = old;
-                self.slots.fill(LongSlot::default());
-                self.used = 0;
-                self.keys.clear();
-                self.ids.clear();
-            }
+            self.make_room();
         }
         let mut i = (hash >> 32) as usize & self.mask;
         while self.slots[i].hash != 0 {

@@ -40,11 +40,6 @@ impl Specials {
         let mut by_id = FxHashMap::default();
         let mut seen = FxHashMap::default();
         for (i, (name, id)) in specials.iter().enumerate() {
-            if name.is_empty() {
-                return Err(Error::InvalidSpecialTokens {
-                    message: "a special token is the empty string".into(),
-                });
-            }
             if (*id as usize) < n_ranks {
                 return Err(Error::InvalidSpecialTokens {
                     message: format!(
@@ -61,18 +56,7 @@ impl Specials {
             }
         }
         let names: Vec<String> = specials.iter().map(|(n, _)| n.clone()).collect();
-        let matcher = if names.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(&names)
-                    .map_err(|e| Error::InvalidSpecialTokens {
-                        message: e.to_string(),
-                    })?,
-            )
-        };
+        let matcher = special_matcher(&names)?;
         Ok(Specials {
             names,
             ids: specials.iter().map(|(_, id)| *id).collect(),
@@ -124,6 +108,26 @@ impl Specials {
         }
         None
     }
+}
+
+/// The matcher that finds special-token strings in text (leftmost, longest on overlaps), or
+/// None when there are none; shared by encoding and by training, which cuts them out.
+pub(crate) fn special_matcher(names: &[String]) -> Result<Option<AhoCorasick>, Error> {
+    if let Some(s) = names.iter().find(|s| s.is_empty()) {
+        return Err(Error::InvalidSpecialTokens {
+            message: format!("a special token is the empty string ({s:?})"),
+        });
+    }
+    if names.is_empty() {
+        return Ok(None);
+    }
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostLongest)
+        .build(names)
+        .map(Some)
+        .map_err(|e| Error::InvalidSpecialTokens {
+            message: e.to_string(),
+        })
 }
 
 /// Which special tokens an `encode` call treats as special.

@@ -9,7 +9,7 @@
 use super::count_safe_cut;
 use crate::error::Error;
 use crate::pretokenize::Splitter;
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -39,23 +39,7 @@ impl ChunkCounter {
     /// the text before splitting, so they never become part of a chunk.
     pub fn new(pattern: &str, specials: &[String]) -> Result<ChunkCounter, Error> {
         let splitter = Splitter::new(pattern)?;
-        if let Some(s) = specials.iter().find(|s| s.is_empty()) {
-            return Err(Error::InvalidSpecialTokens {
-                message: format!("a special token is the empty string ({s:?})"),
-            });
-        }
-        let specials = if specials.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(specials)
-                    .map_err(|e| Error::InvalidSpecialTokens {
-                        message: e.to_string(),
-                    })?,
-            )
-        };
+        let specials = crate::encode::special_matcher(specials)?;
         Ok(ChunkCounter {
             splitter,
             specials,

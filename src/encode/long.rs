@@ -58,45 +58,24 @@ pub struct LongPath {
     regular: Vec<bool>,
 }
 
-/// Whether the rule run on a token's bytes ends in the token, ranks never decreasing.
-fn is_regular(vocab: &Vocab, bytes: &[u8]) -> bool {
-    let mut ids: Vec<u32> = bytes.iter().map(|&b| vocab.byte_rank(b)).collect();
-    let mut last_rank = 0u32;
-    while ids.len() > 1 {
-        let Some((at, rank)) = ids
-            .windows(2)
-            .enumerate()
-            .filter_map(|(i, w)| vocab.merge_rank(w[0], w[1]).map(|r| (i, r)))
-            .min_by_key(|&(i, r)| (r, i))
-        else {
-            return false;
-        };
-        if rank < last_rank {
-            return false;
-        }
-        last_rank = rank;
-        ids[at] = rank;
-        ids.remove(at + 1);
-    }
-    true
-}
-
 impl LongPath {
     /// None when the vocabulary is too large for the trie (the heap path is used instead).
     pub fn new(vocab: &Vocab) -> Option<LongPath> {
-        let trie = Trie::new(vocab)?;
-        let next_prefix = (0..vocab.len() as u32)
-            .map(|rank| {
-                let bytes = vocab.token(rank);
-                trie.longest(&bytes[..bytes.len() - 1]).unwrap_or(NONE)
-            })
-            .collect();
-        let regular = (0..vocab.len() as u32)
-            .map(|rank| {
-                let bytes = vocab.token(rank);
-                bytes.len() == 1 || (vocab.parents(rank).is_some() && is_regular(vocab, bytes))
-            })
-            .collect();
+        let (trie, next_prefix) = Trie::new(vocab)?;
+        // A token is regular iff its parents are both regular and older than it. The run on a
+        // token's bytes is the runs on its parents' bytes, interleaved by rank with no merge
+        // crossing between them (vocab.rs proves it), then the merge of the parents: so its
+        // ranks never decrease iff neither parent's do and the last merge is the latest. In
+        // rank order the parents are decided first. (This replaced running the rule on every
+        // token's bytes, 125 ms for o200k_base; `regular_by_parents_equals_the_literal_run`
+        // checks that the two agree.)
+        let mut regular = vec![false; vocab.len()];
+        for rank in 0..vocab.len() as u32 {
+            regular[rank as usize] = vocab.token(rank).len() == 1
+                || vocab.parents(rank).is_some_and(|(a, b)| {
+                    a < rank && b < rank && regular[a as usize] && regular[b as usize]
+                });
+        }
         Some(LongPath {
             trie,
             next_prefix,
@@ -253,6 +232,82 @@ pub(crate) mod tests {
             tokens.swap(i, j);
         }
         Vocab::new(&tokens).unwrap()
+    }
+
+    /// Whether the rule run on a token's bytes ends in the token, ranks never decreasing.
+    fn is_regular(vocab: &Vocab, bytes: &[u8]) -> bool {
+        let mut ids: Vec<u32> = bytes.iter().map(|&b| vocab.byte_rank(b)).collect();
+        let mut last_rank = 0u32;
+        while ids.len() > 1 {
+            let Some((at, rank)) = ids
+                .windows(2)
+                .enumerate()
+                .filter_map(|(i, w)| vocab.merge_rank(w[0], w[1]).map(|r| (i, r)))
+                .min_by_key(|&(i, r)| (r, i))
+            else {
+                return false;
+            };
+            if rank < last_rank {
+                return false;
+            }
+            last_rank = rank;
+            ids[at] = rank;
+            ids.remove(at + 1);
+        }
+        true
+    }
+
+    #[test]
+    fn regular_by_parents_equals_the_literal_run() {
+        let mut rng = Rng(777);
+        let (mut regular, mut irregular) = (0, 0);
+        for _ in 0..40 {
+            let merges = 20 + rng.below(300);
+            let vocab = random_vocab(&mut rng, merges);
+            let path = LongPath::new(&vocab).unwrap();
+            for rank in 0..vocab.len() as u32 {
+                let bytes = vocab.token(rank);
+                let want = bytes.len() == 1
+                    || (vocab.parents(rank).is_some() && is_regular(&vocab, bytes));
+                assert_eq!(path.regular[rank as usize], want, "token {rank}");
+                if want {
+                    regular += 1;
+                } else {
+                    irregular += 1;
+                }
+            }
+        }
+        assert!(regular > 1000 && irregular > 100, "{regular} {irregular}");
+    }
+
+    #[test]
+    fn trie_finds_the_longest_token_and_the_longest_proper_prefix() {
+        let mut rng = Rng(4242);
+        for _ in 0..20 {
+            let merges = 20 + rng.below(300);
+            let vocab = random_vocab(&mut rng, merges);
+            let (trie, next_prefix) = Trie::new(&vocab).unwrap();
+            let longest = |s: &[u8]| (1..=s.len()).rev().find_map(|n| vocab.rank(&s[..n]));
+            for rank in 0..vocab.len() as u32 {
+                let t = vocab.token(rank);
+                let want = if t.len() < 2 {
+                    None
+                } else {
+                    longest(&t[..t.len() - 1])
+                };
+                assert_eq!(
+                    next_prefix[rank as usize],
+                    want.unwrap_or(NONE),
+                    "token {rank}"
+                );
+            }
+            for _ in 0..200 {
+                let s: Vec<u8> = (0..1 + rng.below(30))
+                    .map(|_| b"abc "[rng.below(4)])
+                    .collect();
+                assert_eq!(trie.longest(&s), longest(&s));
+            }
+        }
     }
 
     #[test]

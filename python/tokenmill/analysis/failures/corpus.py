@@ -95,28 +95,81 @@ def read_text(path: Path) -> str:
     return "".join(t for batch in _batches(path, "text") for t in batch)
 
 
+def files(names: list[str]) -> list[Path]:
+    """The files named, each folder replaced by the text, data and code files under it
+    (sorted, hidden files skipped).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for name in ["b.txt", "a.json", "sub/c.py", "skip.bin", ".hidden.txt"]:
+    ...     (d / name).parent.mkdir(exist_ok=True)
+    ...     _ = (d / name).write_text("x")
+    >>> [str(p.relative_to(d)) for p in files([str(d)])]
+    ['a.json', 'b.txt', 'sub/c.py']
+    """
+    from tokenmill.mainjob import TEXT_SUFFIXES
+
+    suffixes = (*TEXT_SUFFIXES, *STRUCTURED_FORMATS, *CODE_SUFFIXES)
+    out: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            out.extend(
+                sorted(
+                    f
+                    for f in path.rglob("*")
+                    if f.is_file() and f.name.endswith(suffixes) and not f.name.startswith(".")
+                )
+            )
+        else:
+            out.append(path)
+    return out
+
+
+def short_names(paths: list[str]) -> list[str]:
+    """Paths relative to the folder they share (whole paths crowd a table).
+
+    >>> short_names(["/d/data/a.txt", "/d/data/udhr/a.txt"])
+    ['a.txt', 'udhr/a.txt']
+    >>> short_names(["notes.txt"])
+    ['notes.txt']
+    """
+    if len(paths) == 1:
+        return [Path(paths[0]).name]
+    root = os.path.commonpath([os.path.abspath(p) for p in paths])
+    if os.path.isfile(root):
+        root = os.path.dirname(root)
+    return [os.path.relpath(os.path.abspath(p), root) for p in paths]
+
+
 def corpus_from(texts: Mapping[str, str] | Iterable[str | os.PathLike[str]]) -> Corpus:
     """A corpus from ``{name: text}`` or from files and folders (folders give the text files
     under them, as ``tokenmill train`` reads them; other files are read whatever their kind)."""
-    from tokenmill.mainjob import corpus_files
-
     if isinstance(texts, str | os.PathLike):
         texts = [texts]
     if isinstance(texts, Mapping):
         named = dict(texts)
     else:
-        named = {str(p): read_text(p) for p in corpus_files([os.fspath(t) for t in texts])}
+        paths = [str(p) for p in files([os.fspath(t) for t in texts])]
+        named = {
+            short: read_text(Path(p)) for p, short in zip(paths, short_names(paths), strict=True)
+        }
     if not named:
         raise ValueError("the corpus is empty: give at least one file or text")
     default = default_corpus()
     notes = []
 
-    languages = {
-        Path(n).stem: t
-        for n, t in named.items()
-        if Path(n).stem in LANGUAGE_NAMES and n.endswith(".txt")
-    }
-    if "en" in languages and len(languages) >= 2:
+    # Parallel files: <code>.txt in one folder; the folder with the most languages wins.
+    by_dir: dict[str, dict[str, str]] = {}
+    for n, t in named.items():
+        if Path(n).stem in LANGUAGE_NAMES and n.endswith(".txt"):
+            by_dir.setdefault(str(Path(n).parent), {})[Path(n).stem] = t
+    languages = max(
+        (d for d in by_dir.values() if "en" in d),
+        key=lambda d: (len(d), sum(map(len, d.values()))),
+        default={},
+    )
+    if len(languages) >= 2:
         notes.append(f"non-English cost: the corpus's {len(languages)} parallel files")
     else:
         languages = default.languages

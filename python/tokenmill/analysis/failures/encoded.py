@@ -47,12 +47,15 @@ def pieces(text: str) -> list[str]:
 
     out = []
     start = 0
-    while len(text) - start > PIECE_CHARS:
-        cut = safe_cut(text[start : start + PIECE_CHARS])
-        if cut == 0:
-            break
+    window = PIECE_CHARS
+    while len(text) - start > window:
+        cut = safe_cut(text[start : start + window])
+        if cut == 0:  # no safe place yet: look further
+            window *= 2
+            continue
         out.append(text[start : start + cut])
         start += cut
+        window = PIECE_CHARS
     out.append(text[start:])
     return out
 

@@ -52,6 +52,20 @@ def _examples(tokens: list[bytes], ranks: Any, counts: Any = None) -> list[dict[
     return out
 
 
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _word_like(data: bytes) -> bool:
+    """At least three letters and three different characters (not a run of one symbol)."""
+    text = data.decode("utf-8")
+    return sum(c.isalpha() for c in text) >= 3 and len(set(text)) >= 3
+
+
 def no_merge_path(tok: Tokenizer) -> list[int]:
     """Multi-byte tokens that merging their own bytes (as one piece) never produces: they
     appear only when a whole chunk is exactly their bytes."""
@@ -62,13 +76,7 @@ def no_merge_path(tok: Tokenizer) -> list[int]:
 
 def partial_utf8(tok: Tokenizer) -> list[int]:
     """Tokens whose bytes are not a sequence of whole UTF-8 characters."""
-    out = []
-    for r, t in enumerate(tok._core.tokens()):
-        try:
-            t.decode("utf-8")
-        except UnicodeDecodeError:
-            out.append(r)
-    return out
+    return [r for r, t in enumerate(tok._core.tokens()) if not _is_utf8(t)]
 
 
 def split_by_pattern(tok: Tokenizer, num_threads: int | None = None) -> list[int]:
@@ -118,11 +126,13 @@ def compute(
     counts = encoded.counts[:n]
     never = np.flatnonzero(counts == 0)
     rare = np.flatnonzero((counts > 0) & (counts <= RARE))
-    # The most telling candidates: never seen, whole text, longest first.
-    partial_set = set(partial)
+    # The most telling candidates first: never seen, word-like (" SolidGoldMagikarp", not a
+    # run of dashes), longest first.
     lengths = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=n)
-    order = never[np.argsort(-lengths[never], kind="stable")]
-    whole = [int(r) for r in order if int(r) not in partial_set]
+    whole = sorted(
+        (int(r) for r in never if _is_utf8(tokens[r])),
+        key=lambda r: (not _word_like(tokens[r]), -len(tokens[r]), r),
+    )
     out["corpus_tokens"] = encoded.total
     out["never_seen"] = {
         "count": len(never),

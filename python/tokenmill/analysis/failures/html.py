@@ -385,8 +385,13 @@ def _specials(names: list[str], sec: dict[str, Any]) -> list[str]:
 
 def _examples(xs: list[dict[str, Any]], k: int = 12) -> str:
     return " ".join(
-        _tok(x["text"]) + (f"<sub>{x['count']}</sub>" if "count" in x else "") for x in xs[:k]
+        _tok(_clip(x["text"])) + (f"<sub>{x['count']}</sub>" if "count" in x else "")
+        for x in xs[:k]
     )
+
+
+def _clip(text: str, n: int = 40) -> str:
+    return text if len(text) <= n else text[:n] + "…"
 
 
 def _glitch(names: list[str], sec: dict[str, Any]) -> list[str]:

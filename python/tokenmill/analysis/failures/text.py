@@ -28,7 +28,7 @@ def _table(names: list[str], rows: list[tuple[str, list[str]]]) -> list[str]:
 
 
 def _pieces(p: list[str]) -> str:
-    return "|".join(x.replace("\n", "\\n") for x in p)
+    return " ".join(repr(x) for x in p)
 
 
 def render(r: Report) -> str:

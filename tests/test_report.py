@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from oracle import tiktoken_encoding
 
 import tokenmill
@@ -361,6 +363,30 @@ def test_pieces_do_not_change_the_encoding(gpt2, monkeypatch):
     e = encode_corpus(gpt2, corpus_from({"t": text}))
     assert e.tokens["t"] == len(gpt2.encode_ordinary(text))
     assert np.array_equal(e.counts, np.bincount(gpt2.encode_ordinary(text), minlength=gpt2.n_vocab))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab Z1.\n\t é'")), max_size=400))
+def test_pieces_are_cut_where_the_chunks_do_not_change(text):
+    from tokenmill.analysis.failures import encoded
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(encoded, "PIECE_CHARS", 16)
+        parts = pieces(text)
+    assert "".join(parts) == text
+    for name in ("gpt2", "cl100k_base", "o200k_base"):
+        enc = tokenmill.load(name)
+        assert [i for p in parts for i in enc.encode_ordinary(p)] == enc.encode_ordinary(text)
+
+
+def test_custom_pattern_tokenizer_numbers_by_brute_force():
+    tok = tokenmill.train(TRAIN_TEXT[:50_000], 400, pattern=r"\d|[^\d\s]+|\s+")
+    sec = numbers.compute(tok, limit=2000)
+    assert sec["digits_per_token"] == 1.0  # the pattern cuts every digit apart
+    assert sec["single_token_numbers"] == 10 and sec["inconsistent"] == 0
+    r = report([tok], corpus={"t.txt": TRAIN_TEXT[:50_000]})
+    assert r.tokenizers[0]["pattern"] == "custom"
+    assert "<svg" in r.to_html()
 
 
 # ------------------------------------------------------------------ the report as a whole

@@ -18,7 +18,7 @@ h1 { font-size: 1.6em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #ccc; 
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; vertical-align: top; }
 th:first-child, td:first-child { text-align: left; }
-td:has(.tok), td.l { text-align: left; }
+td:has(.tok), td:has(.err), td.l { text-align: left; }
 thead th { background: #f3f3f3; }
 code, .tok { font-family: ui-monospace, monospace; }
 .tok { background: #e8f0fe; border: 1px solid #b6c8ef; border-radius: 3px; padding: 0 2px;
@@ -189,14 +189,14 @@ def _languages(names: list[str], sec: dict[str, Any]) -> list[str]:
 
 def _numbers(names: list[str], sec: dict[str, Any]) -> list[str]:
     first = sec[names[0]]
-    cats = [f"{b['digits']} digits" for b in first["by_digits"]]
+    cats = [str(b["digits"]) for b in first["by_digits"]]
     out = [
         '<h2 id="numbers">3. Numbers</h2>',
         f"<p>Every integer from 0 to {first['limit'] - 1:,}, encoded on its own. When numbers with "
         "the same number of digits split into different groupings, the same token position "
         "means hundreds in one number and tens in the next: arithmetic gets harder.</p>",
         svg.bar_chart(
-            "Distinct groupings per digit count (1 = always split the same way)",
+            "Distinct groupings, by number of digits (1 = always split the same way)",
             cats,
             {n: [b["groupings"] for b in sec[n]["by_digits"]] for n in names},
             horizontal=False,

@@ -50,7 +50,7 @@ def bar_chart(
         bar_h, gap = 12, 8
         group_h = bar_h * len(names) + gap
         plot_w = 520
-        width = label_w + plot_w + 60 + legend_w
+        width = max(label_w + plot_w + 60 + legend_w, 8 * len(title))
         height = 40 + group_h * len(categories) + 30
         out = [
             f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" '
@@ -88,9 +88,10 @@ def bar_chart(
             out.append(f'<text x="{label_w}" y="{height - 8}" {FONT}>{escape(unit)}</text>')
     else:
         bar_w, gap = 10, 8
-        group_w = bar_w * len(names) + gap
+        label_w = 7 * max((len(c) for c in categories), default=0) + 4
+        group_w = max(bar_w * len(names) + gap, label_w)
         plot_h = 220
-        width = 60 + group_w * len(categories) + 20 + legend_w
+        width = max(60 + group_w * len(categories) + 20 + legend_w, 8 * len(title))
         height = 34 + plot_h + 50
         base = 34 + plot_h
         out = [
@@ -105,6 +106,7 @@ def bar_chart(
         ]
         for ci, cat in enumerate(categories):
             x0 = 60 + ci * group_w
+            x0 += (group_w - bar_w * len(names) - gap) / 2
             for si, name in enumerate(names):
                 v = series[name][ci]
                 h = plot_h * v / peak
@@ -114,10 +116,10 @@ def bar_chart(
                     f"{escape(cat)}: {_num(v)}{escape(unit)}</title></rect>"
                 )
             out.append(
-                f'<text x="{x0 + group_w / 2 - gap / 2}" y="{base + 14}" text-anchor="middle" '
+                f'<text x="{x0 + bar_w * len(names) / 2}" y="{base + 14}" text-anchor="middle" '
                 f'{FONT} font-size="10">{escape(cat)}</text>'
             )
-        out.extend(_legend(names, 60 + group_w * len(categories) + 20, 34))
+        out.extend(_legend(names, 60 + group_w * len(categories) + 20, 40))
         if unit:
             out.append(f'<text x="60" y="{height - 8}" {FONT}>{escape(unit)}</text>')
     out.append("</svg>")

@@ -151,6 +151,23 @@ def test_number_groupings_match_tiktoken_for_every_integer_below_100000(gpt2):
     assert sec["digits_per_token"] == pytest.approx(digits / sum(len(g) for g in want))
 
 
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base"])
+def test_number_groupings_after_a_space_match_tiktoken(name):
+    oracle = tiktoken_encoding(name)
+    limit = 20_000
+    want = []
+    for ids in oracle.encode_ordinary_batch([f" {i}" for i in range(limit)], num_threads=2):
+        lens = [len(oracle.decode_single_token_bytes(t)) for t in ids]
+        lens[0] -= 1  # the space is in the first token (alone, if that token is " ")
+        want.append(tuple(lens))
+    assert numbers.groupings(tokenmill.load(name), limit, prefix=" ") == want
+    sec = numbers.compute(tokenmill.load(name), limit=limit)["after_space"]
+    assert sec["space_alone"] == sum(g[0] == 0 for g in want)
+    assert sec["single_token_numbers"] == sum(len(g) == 1 for g in want)
+    if name == "cl100k_base":  # digits never join the space in GPT-4's pattern
+        assert sec["space_alone"] == limit
+
+
 def test_cl100k_groups_digits_by_three_from_the_left():
     sec = numbers.compute(tokenmill.load("cl100k_base"))
     assert sec["inconsistent"] == 0

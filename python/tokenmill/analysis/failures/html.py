@@ -216,6 +216,22 @@ def _numbers(names: list[str], sec: dict[str, Any]) -> list[str]:
                     "numbers split unlike the usual grouping of their length",
                     [f"{sec[n]['inconsistent']:,}" for n in names],
                 ),
+                (
+                    "after a space (' 1234'): digits per token, the space's token included",
+                    [f"{sec[n]['after_space']['digits_per_token']:.2f}" for n in names],
+                ),
+                (
+                    "after a space: single-token numbers",
+                    [f"{sec[n]['after_space']['single_token_numbers']:,}" for n in names],
+                ),
+                (
+                    "after a space: the space is a token of its own",
+                    [f"{sec[n]['after_space']['space_alone']:,}" for n in names],
+                ),
+                (
+                    "after a space: split unlike the usual grouping of their length",
+                    [f"{sec[n]['after_space']['inconsistent']:,}" for n in names],
+                ),
             ],
         ),
     ]

@@ -27,41 +27,65 @@ LIMIT = 100_000
 
 
 def groupings(
-    tok: Tokenizer, limit: int = LIMIT, num_threads: int | None = None
+    tok: Tokenizer, limit: int = LIMIT, num_threads: int | None = None, *, prefix: str = ""
 ) -> list[tuple[int, ...]]:
-    """For each integer ``0 .. limit-1`` written in decimal, the digit count of each of its
-    tokens, e.g. ``(3, 2)`` for a number split as ``"123" + "45"``.
+    """For each integer ``0 .. limit-1`` written in decimal after ``prefix``, the digit count
+    of each of its tokens, e.g. ``(3, 2)`` for a number split as ``"123" + "45"``. The
+    prefix is not counted: after a space, ``(0, 3)`` means the space is a token of its own.
 
     >>> import tokenmill
     >>> g = groupings(tokenmill.load("gpt2"), 10_000)
     >>> g[1001], g[1002], g[1234]
     ((4,), (3, 1), (2, 2))
+    >>> groupings(tokenmill.load("cl100k_base"), 10_000, prefix=" ")[1234]
+    (0, 3, 1)
     """
     ids, offsets = tok.encode_batch_to_numpy(
-        [str(i) for i in range(limit)], num_threads=num_threads
+        [f"{prefix}{i}" for i in range(limit)], num_threads=num_threads, disallowed_special=()
     )
-    lens = token_lengths(tok)[ids].tolist()
-    bounds = offsets.tolist()
-    return [tuple(lens[bounds[i] : bounds[i + 1]]) for i in range(limit)]
+    lens = token_lengths(tok)[ids]
+    # The prefix's bytes are at the start of each number's first token(s).
+    skip = len(prefix.encode("utf-8"))
+    out = []
+    for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist(), strict=True):
+        g = lens[a:b].tolist()
+        k, left = 0, skip
+        while left:
+            take = min(left, g[k])
+            g[k] -= take
+            left -= take
+            k += 1
+        out.append(tuple(g))
+    return out
 
 
 def _show(g: tuple[int, ...]) -> str:
     return "+".join(map(str, g))
 
 
-def _split(n: int, g: tuple[int, ...]) -> list[str]:
+def _split(n: int, g: tuple[int, ...], prefix: str = "") -> list[str]:
     s, out, at = str(n), [], 0
     for k in g:
         out.append(s[at : at + k])
         at += k
+    out[0] = prefix + out[0]
     return out
 
 
 def compute(tok: Tokenizer, limit: int = LIMIT, num_threads: int | None = None) -> dict[str, Any]:
     """Per digit count: how many distinct groupings, how many numbers split differently from
-    the most common one (with examples); digits per token; which numbers are one token."""
-    gs = groupings(tok, limit, num_threads)
+    the most common one (with examples); digits per token; which numbers are one token. The
+    same after a space (``"... 1234"``, as numbers appear in prose) under ``after_space``."""
+    out = summarize(groupings(tok, limit, num_threads), limit)
+    spaced = summarize(groupings(tok, limit, num_threads, prefix=" "), limit, prefix=" ")
+    out["after_space"] = spaced
+    return out
+
+
+def summarize(gs: list[tuple[int, ...]], limit: int, prefix: str = "") -> dict[str, Any]:
+    """The statistics of :func:`compute` from the groupings of ``0 .. limit-1``."""
     n_tokens = np.fromiter((len(g) for g in gs), dtype=np.int64, count=len(gs))
+    space_alone = sum(1 for g in gs if g[0] == 0)
     digits = np.fromiter((len(str(i)) for i in range(limit)), dtype=np.int64, count=limit)
     single = n_tokens == 1
     first_multi = int(np.argmax(~single)) if (~single).any() else limit
@@ -74,7 +98,7 @@ def compute(tok: Tokenizer, limit: int = LIMIT, num_threads: int | None = None) 
         examples = []
         for g in others[:4]:
             n = next(i for i in range(lo, hi) if gs[i] == g)
-            examples.append({"number": n, "grouping": _show(g), "pieces": _split(n, g)})
+            examples.append({"number": n, "grouping": _show(g), "pieces": _split(n, g, prefix)})
         by_digits.append(
             {
                 "digits": d,
@@ -95,5 +119,6 @@ def compute(tok: Tokenizer, limit: int = LIMIT, num_threads: int | None = None) 
         "single_token_below_1000": int(single[: min(1000, limit)].sum()),
         "all_single_below": first_multi,
         "inconsistent": sum(r["inconsistent"] for r in by_digits),
+        "space_alone": space_alone,
         "by_digits": by_digits,
     }

@@ -105,7 +105,7 @@ def bar_chart(
             f'<text x="52" y="{base}" text-anchor="end" {FONT} font-size="10">0</text>',
         ]
         for ci, cat in enumerate(categories):
-            x0 = 60 + ci * group_w
+            x0: float = 60 + ci * group_w
             x0 += (group_w - bar_w * len(names) - gap) / 2
             for si, name in enumerate(names):
                 v = series[name][ci]

@@ -92,6 +92,21 @@ def render(r: Report) -> str:
                 "numbers",
                 lambda d: f"{d['inconsistent']:,}",
             ),
+            row(
+                "after a space: digits per token",
+                "numbers",
+                lambda d: f"{d['after_space']['digits_per_token']:.2f}",
+            ),
+            row(
+                "after a space: single-token numbers",
+                "numbers",
+                lambda d: f"{d['after_space']['single_token_numbers']:,}",
+            ),
+            row(
+                "after a space: space is a token alone",
+                "numbers",
+                lambda d: f"{d['after_space']['space_alone']:,}",
+            ),
             *[
                 row(
                     f"groupings of {b['digits']}-digit numbers",

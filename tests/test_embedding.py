@@ -98,6 +98,7 @@ def test_grow_for_added_special_tokens_keeps_old_rows():
     assert np.array_equal(lookup(t2, ids)[0], t2[50257])
     with pytest.raises(UnknownTokenIdError):
         lookup(t, ids)  # the old table has no row for the new special token
+    assert np.array_equal(grow(t, chat, std=0.01, seed=5), t2)  # a tokenizer gives its n_vocab
     with pytest.raises(ValueError, match="only adds rows"):
         grow(t2, 10)
 

@@ -139,21 +139,23 @@ def most_similar(table: Any, token: int, k: int = 5) -> list[tuple[int, float]]:
     return [(int(j), float(sims[j])) for j in best]
 
 
-def grow(table: Any, n_vocab: int, *, std: float = DEFAULT_STD, seed: int = 0) -> Any:
-    """The table with new rows appended up to ``n_vocab`` rows (e.g. after adding special
-    tokens), each drawn from N(0, ``std``); existing rows are unchanged. Returns a new numpy
-    array, or a new ``torch.nn.Embedding`` when given one.
+def grow(table: Any, n_vocab: Tokenizer | int, *, std: float = DEFAULT_STD, seed: int = 0) -> Any:
+    """The table with new rows appended up to ``n_vocab`` rows (or a tokenizer's
+    ``n_vocab``, e.g. after adding special tokens), each drawn from N(0, ``std``); existing
+    rows are unchanged. Returns a new numpy array, or a new ``torch.nn.Embedding`` when
+    given one.
 
     >>> import tokenmill
     >>> enc = tokenmill.load("gpt2")
     >>> chat = tokenmill.Tokenizer(enc.mergeable_ranks, enc.pattern,
     ...     {**enc.special_tokens, "<|im_start|>": 50257, "<|im_end|>": 50258})
     >>> t = embedding_table(enc, 16)
-    >>> t2 = grow(t, chat.n_vocab)
+    >>> t2 = grow(t, chat)
     >>> t2.shape, bool((t2[:50257] == t).all())
     ((50259, 16), True)
     """
     rows = _rows(table)
+    n_vocab = _n_vocab(n_vocab)
     if n_vocab < rows:
         raise ValueError(
             f"the table already has {rows} rows; grow() only adds rows (asked for {n_vocab})"

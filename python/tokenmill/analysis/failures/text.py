@@ -80,7 +80,7 @@ def render(r: Report) -> str:
         ],
     )
     lim = s["numbers"][names[0]]["limit"]
-    out += ["", f"3. Numbers: every integer 0..{lim - 1:,} encoded alone"]
+    out += ["", f"3. Numbers: every integer 0..{lim - 1:,}, alone and after a space"]
     out += _table(
         names,
         [

@@ -457,8 +457,9 @@ def test_html_is_self_contained(small_report):
     html = small_report.to_html()
     assert html.count('<svg xmlns="http://www.w3.org/2000/svg" class="chart"') >= 6
     without_ns = html.replace('xmlns="http://www.w3.org/2000/svg"', "")
-    for needle in ("http://", "https://", "src=", "href=", "<script", "@import", "url("):
+    for needle in ("http://", "https://", "src=", "<script", "@import", "url(", "<link"):
         assert needle not in without_ns
+    assert html.count("href=") == html.count('href="#') == 9  # the table of contents
 
 
 def test_html_renders_in_chromium(small_report, tmp_path, page):

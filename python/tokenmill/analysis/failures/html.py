@@ -29,6 +29,12 @@ svg.chart { display: block; margin: 1em 0; max-width: 100%; height: auto; }
 """
 
 
+def _h2(key: str) -> str:
+    from tokenmill.analysis.failures import SECTIONS
+
+    return f'<h2 id="{key}">{_e(SECTIONS[key])}</h2>'
+
+
 def _e(x: Any) -> str:
     return escape(str(x))
 
@@ -80,6 +86,13 @@ def render(r: Report) -> str:
         + "".join(f"; {_e(n)}" for n in r.corpus["notes"])
         + ".</p>",
     ]
+    from tokenmill.analysis.failures import SECTIONS
+
+    parts.append(
+        '<nav><p class="note">'
+        + " · ".join(f'<a href="#{key}">{_e(title)}</a>' for key, title in SECTIONS.items())
+        + "</p></nav>"
+    )
     parts += _spelling(names, s["spelling"])
     parts += _languages(names, s["languages"])
     parts += _numbers(names, s["numbers"])
@@ -105,7 +118,7 @@ def _spelling(names: list[str], sec: dict[str, Any]) -> list[str]:
         for n in names
     }
     out = [
-        '<h2 id="spelling">1. Spelling</h2>',
+        _h2("spelling"),
         "<p>A model sees token ids, not letters. Every character inside a token is hidden from "
         "it: to spell, count letters or reverse a word it must have memorised what each token "
         "spells.</p>",
@@ -158,7 +171,7 @@ def _languages(names: list[str], sec: dict[str, Any]) -> list[str]:
     key = "vs_english" if has_en else "tokens"
     series = {n: [x[key] for x in sec[n]["rows"]] for n in names}
     out = [
-        '<h2 id="languages">2. Non-English cost</h2>',
+        _h2("languages"),
         "<p>The same sentences, translated: tokens relative to English. A ratio of 3 means a "
         "speaker of that language gets a third of the context window, pays three times as much "
         "and waits three times as long for the same content.</p>",
@@ -191,7 +204,7 @@ def _numbers(names: list[str], sec: dict[str, Any]) -> list[str]:
     first = sec[names[0]]
     cats = [str(b["digits"]) for b in first["by_digits"]]
     out = [
-        '<h2 id="numbers">3. Numbers</h2>',
+        _h2("numbers"),
         f"<p>Every integer from 0 to {first['limit'] - 1:,}, encoded on its own. When numbers with "
         "the same number of digits split into different groupings, the same token position "
         "means hundreds in one number and tens in the next: arithmetic gets harder.</p>",
@@ -274,7 +287,7 @@ def _whitespace(names: list[str], sec: dict[str, Any]) -> list[str]:
     first = sec[names[0]]
     styles = [x["style"] for x in first["indentation"]]
     out = [
-        '<h2 id="whitespace">4. Code and whitespace</h2>',
+        _h2("whitespace"),
         f"<p>{first['files']} code files. Tokens that are nothing but spaces, tabs and newlines "
         "carry no meaning but take context; indentation multiplies them unless the vocabulary "
         "has tokens for long runs of spaces.</p>",
@@ -321,7 +334,7 @@ def _whitespace(names: list[str], sec: dict[str, Any]) -> list[str]:
 
 def _trailing(names: list[str], sec: dict[str, Any]) -> list[str]:
     out = [
-        '<h2 id="trailing">5. Trailing space</h2>',
+        _h2("trailing"),
         "<p>Words carry their leading space, so a prompt that ends with a space leaves a lone "
         "space token the model rarely saw in training, and the natural next token (with its "
         "space) can no longer follow. Same text, different tokens:</p>",
@@ -367,7 +380,7 @@ def _result(x: dict[str, Any] | None) -> str:
 
 def _specials(names: list[str], sec: dict[str, Any]) -> list[str]:
     out = [
-        '<h2 id="specials">6. Special-token strings</h2>',
+        _h2("specials"),
         "<p>What happens when user text contains a special token's string. Under the defaults "
         "tokenmill (like tiktoken) refuses; <code>encode_ordinary</code> makes it plain text; "
         "<code>allowed_special</code> turns it into the control token — which lets user text "
@@ -420,7 +433,7 @@ def _glitch(names: list[str], sec: dict[str, Any]) -> list[str]:
         ("merge residue (trained here)", "merge_residue"),
     ]
     out = [
-        '<h2 id="glitch">7. Glitch-token candidates</h2>',
+        _h2("glitch"),
         "<p>An embedding row is only trained when its token occurs. Tokens the encoder cannot "
         "produce from their own text, tokens that are fragments of characters, and tokens a "
         "corpus (almost) never produces keep near-random embeddings: the rows behind "
@@ -459,7 +472,7 @@ def _glitch(names: list[str], sec: dict[str, Any]) -> list[str]:
 def _structured(names: list[str], sec: dict[str, Any]) -> list[str]:
     fmts = [x["format"] for x in sec[names[0]]["rows"]]
     return [
-        '<h2 id="structured">8. JSON vs YAML vs CSV vs XML</h2>',
+        _h2("structured"),
         "<p>The same records in four formats: what the format alone costs in tokens.</p>",
         svg.bar_chart(
             "Tokens for the same records",
@@ -499,7 +512,7 @@ def _compression(names: list[str], sec: dict[str, Any]) -> list[str]:
     texts = [x["text"] for x in sec[names[0]]["rows"]]
     emb = sec[names[0]]["embedding"]
     out = [
-        '<h2 id="compression">9. Compression and vocabulary cost</h2>',
+        _h2("compression"),
         "<p>Bytes per token: more means more text per model step. The price is the vocabulary: "
         "an input embedding and an (untied) output layer of <code>n_vocab × d_model</code> "
         "parameters each.</p>",

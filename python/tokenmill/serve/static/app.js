@@ -1,0 +1,343 @@
+// The tokenmill playground. No framework, no build step, no request to another origin.
+// Every piece of user text (and every token, which is user text too) reaches the DOM
+// through textContent / createTextNode, never parsed as HTML.
+"use strict";
+
+const SAMPLE =
+  "Tokenizers split text into pieces: naïve café, Привет мир, 1234567 and\n" +
+  "\tdef tokenize(text):  return text.split()\n";
+const DEBOUNCE_MS = 120;
+// Spans drawn per panel; the counts above them are always exact. 100 KB of English is
+// about 25,000 tokens, so a 100 KB paste is drawn whole.
+const MAX_RENDER = 60000;
+const COLOURS = 6;
+
+const $ = (sel) => document.querySelector(sel);
+const state = {
+  tokenizers: [], // from /api/tokenizers
+  maxBody: 2 * 1024 * 1024,
+  results: new Map(), // tokenizer name -> last encode result
+  text: "",
+  seq: 0,
+  controller: null,
+  timer: 0,
+  tokenCache: new Map(), // "name\u0000id" -> /api/token answer
+  active: null, // the span outlined in a panel
+};
+
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  if (props) {
+    for (const [k, v] of Object.entries(props)) {
+      if (k === "class") node.className = v;
+      else if (k === "text") node.textContent = v;
+      else if (k.startsWith("data-")) node.setAttribute(k, v);
+      else node[k] = v;
+    }
+  }
+  for (const c of children) node.append(c); // strings become text nodes
+  return node;
+}
+
+// Whitespace made visible: the marker, then the real character so lines still break.
+function visible(text) {
+  return text
+    .replace(/ /g, "·")
+    .replace(/\t/g, "→\t")
+    .replace(/\r/g, "␍")
+    .replace(/\n/g, "↵\n");
+}
+
+function fmt(n) {
+  return n == null ? "–" : n.toLocaleString("en-US", { maximumFractionDigits: 2 });
+}
+
+async function api(path, options) {
+  const response = await fetch(path, options);
+  let body;
+  try {
+    body = await response.json();
+  } catch (e) {
+    throw new Error(`HTTP ${response.status}`);
+  }
+  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  return body;
+}
+
+function selectedNames() {
+  return [...document.querySelectorAll("#choose input:checked")].map((i) => i.value);
+}
+
+// ------------------------------------------------------------------------------- panels
+
+function buildPanels() {
+  const names = selectedNames();
+  const panels = $("#panels");
+  const keep = new Map([...panels.children].map((p) => [p.dataset.tokenizer, p]));
+  const list = [];
+  for (const name of names) {
+    let panel = keep.get(name);
+    if (!panel) {
+      const info = state.tokenizers.find((t) => t.name === name);
+      panel = el(
+        "section",
+        { class: "panel", "data-tokenizer": name },
+        el(
+          "div",
+          { class: "panel-head" },
+          el("div", { class: "panel-name" }, name, el("small", { text: `${fmt(info.n_vocab)} ids` })),
+          el(
+            "div",
+            { class: "stats" },
+            el("span", {}, el("b", { class: "count", text: "–" }), " tokens"),
+            el("span", {}, el("b", { class: "cpt", text: "–" }), " chars/token"),
+            el("span", {}, el("b", { class: "bpt", text: "–" }), " bytes/token"),
+          ),
+        ),
+        el("div", { class: "tokens" }),
+        el("div", { class: "note" }),
+      );
+    }
+    list.push(panel);
+  }
+  panels.replaceChildren(...list);
+}
+
+function renderPanel(panel, result) {
+  panel.querySelector(".count").textContent = fmt(result.count);
+  panel.querySelector(".cpt").textContent = fmt(result.chars_per_token);
+  panel.querySelector(".bpt").textContent = fmt(result.bytes_per_token);
+  const partial = new Set(result.partial);
+  const special = new Set(result.special);
+  const n = Math.min(result.count, MAX_RENDER);
+  const frag = document.createDocumentFragment();
+  for (let i = 0; i < n; i++) {
+    const id = result.ids[i];
+    const span = document.createElement("span");
+    let cls = `tok c${i % COLOURS}`;
+    if (partial.has(i)) cls += " partial";
+    if (special.has(i)) cls += " special";
+    span.className = cls;
+    span.dataset.i = i;
+    span.dataset.id = id;
+    span.title = `id ${id}`;
+    span.textContent = partial.has(i) ? result.texts[i] : visible(result.texts[i]);
+    frag.append(span);
+  }
+  const box = panel.querySelector(".tokens");
+  box.replaceChildren(frag);
+  box.classList.toggle("show-ids", $("#show-ids").checked);
+  panel.querySelector(".note").textContent =
+    n < result.count ? `showing the first ${fmt(n)} of ${fmt(result.count)} tokens` : "";
+}
+
+function renderError(panel, message) {
+  for (const sel of [".count", ".cpt", ".bpt"]) panel.querySelector(sel).textContent = "–";
+  panel.querySelector(".tokens").replaceChildren(el("div", { class: "error", text: message }));
+  panel.querySelector(".note").textContent = "";
+}
+
+// ------------------------------------------------------------------------------ encoding
+
+function schedule() {
+  clearTimeout(state.timer);
+  state.timer = setTimeout(update, DEBOUNCE_MS);
+}
+
+async function update() {
+  const text = $("#input").value;
+  const names = selectedNames();
+  const special = $("#special").value;
+  const seq = ++state.seq;
+  if (state.controller) state.controller.abort(); // a newer text makes the old answer stale
+  buildPanels();
+  const nBytes = new TextEncoder().encode(text).length;
+  const status = $("#status");
+  status.classList.remove("error");
+  status.textContent = `${fmt(text.length)} characters, ${fmt(nBytes)} bytes`;
+  if (!names.length) {
+    status.textContent += " — choose a tokenizer above";
+    return;
+  }
+  const body = JSON.stringify({ text, tokenizers: names, special });
+  if (body.length > state.maxBody) {
+    status.classList.add("error");
+    status.textContent = `the text is too long for this server (${fmt(nBytes)} bytes; ` +
+      `it takes at most ${fmt(state.maxBody)}; see tokenmill serve --max-body)`;
+    return;
+  }
+  const controller = new AbortController();
+  state.controller = controller;
+  let answer;
+  try {
+    answer = await api("api/encode", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body,
+      signal: controller.signal,
+    });
+  } catch (e) {
+    if (e.name === "AbortError" || seq !== state.seq) return;
+    for (const panel of $("#panels").children) renderError(panel, e.message);
+    finish(seq, text);
+    return;
+  }
+  if (seq !== state.seq) return;
+  state.text = text;
+  state.results = new Map(answer.results.map((r) => [r.tokenizer, r]));
+  for (const panel of $("#panels").children) {
+    renderPanel(panel, state.results.get(panel.dataset.tokenizer));
+  }
+  state.active = null;
+  finish(seq, text);
+  followCaret();
+}
+
+// Marks the page as showing `text`, with its length in code points (tests wait for it).
+function finish(seq, text) {
+  const panels = $("#panels");
+  panels.dataset.seq = seq;
+  panels.dataset.chars = [...text].length;
+}
+
+// ----------------------------------------------------------------------------- inspector
+
+async function tokenInfo(name, id) {
+  const key = `${name}\u0000${id}`;
+  if (!state.tokenCache.has(key)) {
+    const q = new URLSearchParams({ tokenizer: name, id: String(id) });
+    state.tokenCache.set(key, await api(`api/token?${q}`));
+  }
+  return state.tokenCache.get(key);
+}
+
+async function inspect(name, id, index) {
+  const box = $("#token-info");
+  let info;
+  try {
+    info = await tokenInfo(name, id);
+  } catch (e) {
+    box.replaceChildren(el("p", { class: "error", text: e.message }));
+    return;
+  }
+  const result = state.results.get(name);
+  const shown = el("span", { class: "tok c0" });
+  shown.textContent = info.special ? info.text : visible(info.text);
+  const rows = [
+    ["id", String(info.id)],
+    ["tokenizer", name],
+    ["bytes", `${info.length}: ${info.hex}`],
+  ];
+  if (index != null && result && index < result.count) {
+    rows.push(["position", `token ${fmt(index + 1)} of ${fmt(result.count)}, ` +
+      `bytes ${fmt(result.byte_offsets[index])}–${fmt(result.byte_offsets[index + 1])}`]);
+  }
+  if (info.special) rows.push(["kind", "special token"]);
+  const dl = el("dl");
+  for (const [k, v] of rows) dl.append(el("dt", { text: k }), el("dd", { text: v }));
+  const parts = [el("div", { class: "big" }, shown), dl];
+  if (info.parents.length) {
+    const how = info.parents[0].source === "training"
+      ? "merges learned in training"
+      : "merges by rank (tiktoken's rule)";
+    parts.push(el("h2", { text: how }));
+    for (const m of info.parents) {
+      const line = el("p", { class: "merge" });
+      line.append(
+        `${m.id} = `,
+        parentButton(name, m.left, m.left_text),
+        " + ",
+        parentButton(name, m.right, m.right_text),
+      );
+      if (m.count != null) line.append(el("span", { class: "count", text: `  seen ${fmt(m.count)}×` }));
+      parts.push(line);
+    }
+  } else if (!info.special) {
+    parts.push(el("p", { class: "hint", text: info.length === 1 ? "a single byte: no parents" : "no merge makes this token" }));
+  }
+  box.replaceChildren(...parts);
+}
+
+function parentButton(name, id, text) {
+  const b = el("button", { type: "button", title: `id ${id}` });
+  b.textContent = visible(text);
+  b.addEventListener("click", () => inspect(name, id, null));
+  return b;
+}
+
+function onHover(event) {
+  const span = event.target.closest(".tok");
+  if (!span || span === state.active) return;
+  const panel = span.closest(".panel");
+  if (state.active) state.active.classList.remove("active");
+  span.classList.add("active");
+  state.active = span;
+  inspect(panel.dataset.tokenizer, Number(span.dataset.id), Number(span.dataset.i));
+}
+
+// The token under the text cursor, in every panel; the first panel's goes to the inspector.
+function followCaret() {
+  const input = $("#input");
+  if (document.activeElement !== input || input.value !== state.text) return;
+  // selectionStart counts UTF-16 units; char_offsets count code points.
+  const chars = [...input.value.slice(0, input.selectionStart)].length;
+  let first = null;
+  for (const panel of $("#panels").children) {
+    const result = state.results.get(panel.dataset.tokenizer);
+    if (!result || !result.count) continue;
+    const offs = result.char_offsets;
+    let lo = 0;
+    let hi = result.count - 1;
+    while (lo < hi) { // the last token starting at or before the caret
+      const mid = (lo + hi + 1) >> 1;
+      if (offs[mid] <= chars - (chars > 0 ? 1 : 0)) lo = mid;
+      else hi = mid - 1;
+    }
+    const old = panel.querySelector(".tok.caret");
+    if (old) old.classList.remove("caret");
+    const span = panel.querySelector(".tokens").children[lo];
+    if (span && span.classList.contains("tok")) {
+      span.classList.add("caret");
+      if (!first) first = [panel.dataset.tokenizer, result.ids[lo], lo];
+    }
+  }
+  if (first) inspect(...first);
+}
+
+// ---------------------------------------------------------------------------------- start
+
+async function start() {
+  const box = $("#choose");
+  let info;
+  try {
+    info = await api("api/tokenizers");
+  } catch (e) {
+    $("#status").textContent = `cannot reach the server: ${e.message}`;
+    $("#status").classList.add("error");
+    return;
+  }
+  state.tokenizers = info.tokenizers;
+  state.maxBody = info.max_body;
+  info.tokenizers.forEach((t, i) => {
+    const input = el("input", { type: "checkbox", value: t.name, checked: i < 3 });
+    input.addEventListener("change", update);
+    const label = el("label", { class: "chip", title: `pattern: ${t.pattern}` }, input, t.name);
+    if (t.merges_known) label.append(el("small", { text: "trained" }));
+    box.append(label);
+  });
+  const input = $("#input");
+  input.value = SAMPLE;
+  input.addEventListener("input", schedule);
+  for (const ev of ["keyup", "click", "select"]) input.addEventListener(ev, followCaret);
+  $("#special").addEventListener("change", update);
+  $("#show-ids").addEventListener("change", () => {
+    for (const t of document.querySelectorAll(".tokens")) {
+      t.classList.toggle("show-ids", $("#show-ids").checked);
+    }
+  });
+  $("#panels").addEventListener("mouseover", onHover);
+  document.body.dataset.ready = "1"; // the controls work from here on
+  update();
+}
+
+start();

@@ -504,7 +504,7 @@ def test_script_tags_are_shown_as_text(page, server, toks):
         assert [i for i, _ in shown] == toks[name].encode(evil)
         assert "".join(unmark(s) for _, s in shown) == evil
     # the token views hold token spans and text, nothing else
-    assert page.locator("#panels .tokens *:not(span.tok)").count() == 0
+    assert page.locator("#panels .tokens *:not(span.tok, div.chunk)").count() == 0
     assert page.locator("#panels .tokens .tok *").count() == 0
     # hovering a token puts its text in the inspector, as text too
     page.hover('.panel[data-tokenizer="gpt2"] .tok >> nth=0')
@@ -522,6 +522,7 @@ def test_show_ids_toggle(page, server, toks):
     assert page.locator(first).evaluate(after) in ("none", "normal")
     page.check("#show-ids")
     assert page.locator(first).evaluate(after) == '"31373"'
+    page.hover(first)  # the id shows on hover, as a tooltip
     assert page.locator(first).get_attribute("title") == "id 31373"
     page.uncheck("#show-ids")
     assert page.locator(first).evaluate(after) in ("none", "normal")
@@ -562,7 +563,11 @@ def test_inspector_explains_the_token_under_the_cursor(page, server, trained):
             "id => document.querySelector('#token-info dd')?.textContent === String(id)",
             arg=ids[expected],
         )
-        assert page.locator(".tok.caret").get_attribute("data-i") == str(expected)
+        caret_index = page.eval_on_selector(
+            '.panel[data-tokenizer="tiny"]',
+            "p => [...p.querySelectorAll('.tok')].findIndex(s => s.classList.contains('caret'))",
+        )
+        assert caret_index == expected
 
 
 def test_a_100kb_paste_is_drawn_whole(page, server, toks):
@@ -587,7 +592,11 @@ def test_screenshot(page, server):
     page.hover('.panel[data-tokenizer="gpt2"] .tok >> nth=2')
     page.wait_for_selector("#token-info .merge")
     path = artifacts() / "playground.png"
-    page.screenshot(path=str(path))
+    bottom = page.evaluate(
+        "() => Math.max(...['#panels', '#inspector'].map("
+        "s => document.querySelector(s).getBoundingClientRect().bottom))"
+    )
+    page.screenshot(path=str(path), clip={"x": 0, "y": 0, "width": 1280, "height": bottom + 16})
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

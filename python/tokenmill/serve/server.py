@@ -127,6 +127,13 @@ class PlaygroundServer(ThreadingHTTPServer):
         self.allowed_hosts = frozenset(h.lower() for h in allowed_hosts) | {host.lower()}
         self.log = log
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # The page aborts a request once newer text makes it stale, and a closed tab drops
+        # its connections: writing the answer then fails, which is normal, not an error.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
     @property
     def url(self) -> str:
         """The page's address, e.g. ``http://127.0.0.1:8000/``."""

@@ -157,6 +157,19 @@ def test_encode_answers_any_text(playground, toks, text):
         check_result(r, tok, text, tok.encode_ordinary(text))
 
 
+def test_encode_endpoint_on_every_language(playground, toks, shared_data):
+    """Extended: 10,000 characters of each language and the emoji list, every offset and
+    partial token checked (gpt2 cuts most scripts inside characters)."""
+    files = sorted((shared_data / "multilingual").glob("*.txt"))
+    assert len(files) >= 20
+    for path in files:
+        text = path.read_text("utf-8")[:10_000]
+        body = playground.encode({"text": text, "special": "plain"})
+        for r in body["results"]:
+            tok = toks[r["tokenizer"]]
+            check_result(r, tok, text, tok.encode_ordinary(text))
+
+
 def test_special_token_modes(server, toks):
     text = "a<|endoftext|>b"
     status, body = call(server, "/api/encode", {"text": text, "tokenizers": ["tiny"]})
@@ -511,6 +524,42 @@ def test_script_tags_are_shown_as_text(page, server, toks):
     page.wait_for_selector("#token-info .big")
     assert page.locator("#token-info script, #token-info img").count() == 0
     assert page.text_content("#token-info .big") == "<"
+
+
+def test_special_tokens_on_the_page(page, server, toks):
+    open_page(page, server)
+    set_tokenizers(page, ["tiny"])
+    text = "end<|endoftext|>start"
+    page.fill("#input", text)
+    wait_rendered(page, text)
+    tiny = toks["tiny"]
+    assert [i for i, _ in panel_tokens(page, "tiny")] == tiny.encode_ordinary(text)  # as text
+    page.select_option("#special", "allow")
+    page.wait_for_selector(".tok.special")
+    assert [i for i, _ in panel_tokens(page, "tiny")] == tiny.encode(text, allowed_special="all")
+    assert page.text_content(".tok.special") == "<|endoftext|>"
+    page.select_option("#special", "error")
+    page.wait_for_selector(".panel .error")
+    assert "special token '<|endoftext|>'" in page.text_content(".panel .error")
+
+
+def test_text_over_the_limit_is_not_sent(page, playground, toks):
+    server = start(playground, max_body=2000)
+    try:
+        open_page(page, server)
+        text = "word " * 500
+        page.fill("#input", text)
+        wait_rendered(page, text)
+        assert "too long" in page.text_content("#status")
+        assert page.locator("#panels .tok").count() == 0
+        short = "word " * 100  # back under the limit
+        page.fill("#input", short)
+        wait_rendered(page, short)
+        ids = [i for i, _ in panel_tokens(page, "gpt2")]
+        assert ids == toks["gpt2"].encode(short)
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_show_ids_toggle(page, server, toks):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
 from tokenmill.serve.api import DEFAULT_MAX_BODY
@@ -87,7 +88,7 @@ def run_serve(args: argparse.Namespace) -> None:
             log=None if args.quiet else sys.stderr,
         )
     except OSError as e:
-        hint = " (pass --port 0 for any free port)" if e.errno == 98 else ""
+        hint = " (pass --port 0 for any free port)" if e.errno == errno.EADDRINUSE else ""
         raise UserError(f"cannot listen on {args.host}:{args.port}: {e.strerror}{hint}") from None
     warn_if_exposed(args.host)
     if args.json:

@@ -179,10 +179,13 @@ async function update() {
     return;
   }
   const body = JSON.stringify({ text, tokenizers: names, special });
-  if (body.length > state.maxBody) {
+  if (new TextEncoder().encode(body).length > state.maxBody) {
+    // The server would refuse it (413): say so here rather than send it.
     status.classList.add("error");
     status.textContent = `the text is too long for this server (${fmt(nBytes)} bytes; ` +
-      `it takes at most ${fmt(state.maxBody)}; see tokenmill serve --max-body)`;
+      `it takes requests up to ${fmt(state.maxBody)} bytes: tokenmill serve --max-body)`;
+    for (const panel of $("#panels").children) renderError(panel, "text too long");
+    finish(seq, text);
     return;
   }
   const controller = new AbortController();

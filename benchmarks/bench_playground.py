@@ -51,7 +51,8 @@ PASTE = """async (text) => {
   const panels = document.querySelector('#panels');
   const box = document.querySelector('#input');
   const shown = (n) => new Promise((resolve) => {
-    const check = () => panels.dataset.chars === String(n) ? resolve() : setTimeout(check, 2);
+    const check = () => panels.dataset.chars === String(n) && !('busy' in panels.dataset)
+      ? resolve() : setTimeout(check, 2);
     check();
   });
   const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));

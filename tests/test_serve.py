@@ -28,8 +28,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tokenmill
+from tokenmill.errors import PlaygroundRequestError
 from tokenmill.mainjob import bundled_corpus
-from tokenmill.serve.api import ApiError, Playground
+from tokenmill.serve.api import Playground
 from tokenmill.serve.server import make_server, warn_if_exposed
 
 STATIC = Path(tokenmill.__file__).parent / "serve" / "static"
@@ -386,8 +387,12 @@ def test_warning_when_not_loopback(capsys):
 def test_playground_needs_tokenizers():
     with pytest.raises(ValueError, match="at least one tokenizer"):
         Playground({})
-    with pytest.raises(ApiError):
-        Playground({"gpt2": tokenmill.load("gpt2")}).token("gpt2", 10**6)
+    pg = Playground({"gpt2": tokenmill.load("gpt2")})
+    with pytest.raises(PlaygroundRequestError, match=r"its ids are 0\.\.50256") as err:
+        pg.token("gpt2", 10**6)
+    assert err.value.status == 404 and isinstance(err.value, ValueError)
+    with pytest.raises(ValueError, match='"text" must be a string'):
+        pg.encode({"text": b"bytes"})
 
 
 # ------------------------------------------------------------------------------ the page
@@ -399,8 +404,11 @@ def open_page(page, server):
 
 
 def wait_rendered(page, text):
+    """Until the page shows ``text`` and no newer request is in flight."""
     page.wait_for_function(
-        "n => document.querySelector('#panels').dataset.chars === String(n)", arg=len(text)
+        "n => { const p = document.querySelector('#panels');"
+        " return p.dataset.chars === String(n) && !('busy' in p.dataset); }",
+        arg=len(text),
     )
 
 
@@ -535,9 +543,9 @@ def test_special_tokens_on_the_page(page, server, toks):
     tiny = toks["tiny"]
     assert [i for i, _ in panel_tokens(page, "tiny")] == tiny.encode_ordinary(text)  # as text
     page.select_option("#special", "allow")
-    page.wait_for_selector(".tok.special")
+    page.wait_for_selector("#panels .tok.special")
     assert [i for i, _ in panel_tokens(page, "tiny")] == tiny.encode(text, allowed_special="all")
-    assert page.text_content(".tok.special") == "<|endoftext|>"
+    assert page.text_content("#panels .tok.special") == "<|endoftext|>"
     page.select_option("#special", "error")
     page.wait_for_selector(".panel .error")
     assert "special token '<|endoftext|>'" in page.text_content(".panel .error")

@@ -20,7 +20,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tokenmill.analysis.show import token_text
-from tokenmill.errors import DisallowedSpecialTokenError, TokenmillError
+from tokenmill.errors import (
+    DisallowedSpecialTokenError,
+    PlaygroundRequestError,
+    TokenmillError,
+)
 from tokenmill.tokenizer import Tokenizer
 
 # The largest request body a server accepts unless told otherwise (`--max-body`).
@@ -28,15 +32,6 @@ DEFAULT_MAX_BODY = 2 * 1024 * 1024
 
 # What `special` in an encode request may say; the CLI's --allow-special / --plain-special.
 SPECIAL_MODES = ("error", "allow", "plain")
-
-
-class ApiError(Exception):
-    """A request the API cannot answer: ``status`` is the HTTP status, the message says why."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 class Playground:
@@ -89,16 +84,16 @@ class Playground:
         indices of those tokens), and the counts and ratios.
         """
         if not isinstance(request, dict):
-            raise ApiError(400, 'the body must be a JSON object like {"text": "..."}')
+            raise PlaygroundRequestError(400, 'the body must be a JSON object like {"text": "..."}')
         text = request.get("text")
         if not isinstance(text, str):
-            raise ApiError(400, '"text" must be a string')
+            raise PlaygroundRequestError(400, '"text" must be a string')
         names = request.get("tokenizers", list(self.tokenizers))
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise ApiError(400, '"tokenizers" must be a list of tokenizer names')
+            raise PlaygroundRequestError(400, '"tokenizers" must be a list of tokenizer names')
         special = request.get("special", "error")
         if special not in SPECIAL_MODES:
-            raise ApiError(
+            raise PlaygroundRequestError(
                 400, f'"special" must be one of {", ".join(SPECIAL_MODES)}, not {special!r}'
             )
         toks = [(name, self._get(name)) for name in names]
@@ -119,14 +114,14 @@ class Playground:
             else:
                 ids = tok.encode(text)
         except DisallowedSpecialTokenError as e:
-            raise ApiError(
+            raise PlaygroundRequestError(
                 400,
                 f"{name}: the text contains the special token {e.token!r}; send "
                 '"special": "allow" to encode it as a special token, or "special": "plain" '
                 "to encode it as ordinary text",
             ) from None
         except TokenmillError as e:
-            raise ApiError(400, f"{name}: {e}") from None
+            raise PlaygroundRequestError(400, f"{name}: {e}") from None
         pieces = tok.decode_tokens_bytes(ids)
         byte_offsets = [0]
         char_offsets = [0]
@@ -181,7 +176,9 @@ class Playground:
         """
         tok = self._get(name)
         if not 0 <= token_id < tok.n_vocab:
-            raise ApiError(404, f"{name} has no token {token_id}: its ids are 0..{tok.n_vocab - 1}")
+            raise PlaygroundRequestError(
+                404, f"{name} has no token {token_id}: its ids are 0..{tok.n_vocab - 1}"
+            )
         special = {v: k for k, v in tok.special_tokens.items()}
         if token_id in special:
             data = special[token_id].encode("utf-8")
@@ -189,7 +186,7 @@ class Playground:
             try:
                 data = tok.decode_single_token_bytes(token_id)
             except KeyError:
-                raise ApiError(404, f"{name} has no token {token_id}") from None
+                raise PlaygroundRequestError(404, f"{name} has no token {token_id}") from None
         return {
             "tokenizer": name,
             "id": token_id,
@@ -251,7 +248,7 @@ class Playground:
         try:
             return self.tokenizers[name]
         except KeyError:
-            raise ApiError(
+            raise PlaygroundRequestError(
                 404, f"unknown tokenizer {name!r}: this playground has {', '.join(self.tokenizers)}"
             ) from None
 

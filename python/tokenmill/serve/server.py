@@ -33,7 +33,8 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tokenmill.serve.api import DEFAULT_MAX_BODY, ApiError, Playground
+from tokenmill.errors import PlaygroundRequestError
+from tokenmill.serve.api import DEFAULT_MAX_BODY, Playground
 
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -240,17 +241,19 @@ class _Handler(BaseHTTPRequestHandler):
                 name = q.get("tokenizer", [""])[0]
                 raw_id = q.get("id", [""])[0]
                 if not name or not raw_id:
-                    raise ApiError(400, "give ?tokenizer=NAME&id=ID")
+                    raise PlaygroundRequestError(400, "give ?tokenizer=NAME&id=ID")
                 try:
                     token_id = int(raw_id)
                 except ValueError:
-                    raise ApiError(400, f"id must be an integer, not {raw_id!r}") from None
+                    raise PlaygroundRequestError(
+                        400, f"id must be an integer, not {raw_id!r}"
+                    ) from None
                 self._json(HTTPStatus.OK, pg.token(name, token_id))
             elif url.path.startswith("/api/"):
-                raise ApiError(404, f"no API endpoint {url.path}")
+                raise PlaygroundRequestError(404, f"no API endpoint {url.path}")
             else:
-                raise ApiError(404, f"no page {url.path}")
-        except ApiError as e:
+                raise PlaygroundRequestError(404, f"no page {url.path}")
+        except PlaygroundRequestError as e:
             self._error(e.status, e.message)
 
     def do_POST(self) -> None:
@@ -296,7 +299,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             self._json(HTTPStatus.OK, self.server.playground.encode(request))
-        except ApiError as e:
+        except PlaygroundRequestError as e:
             self._error(e.status, e.message)
 
 

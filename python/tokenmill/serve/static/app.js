@@ -164,18 +164,21 @@ function schedule() {
 }
 
 async function update() {
+  clearTimeout(state.timer); // this run covers any typing still waiting for its debounce
   const text = $("#input").value;
   const names = selectedNames();
   const special = $("#special").value;
   const seq = ++state.seq;
   if (state.controller) state.controller.abort(); // a newer text makes the old answer stale
   buildPanels();
+  $("#panels").dataset.busy = "1"; // until this text is drawn (or a newer one replaces it)
   const nBytes = new TextEncoder().encode(text).length;
   const status = $("#status");
   status.classList.remove("error");
   status.textContent = `${fmt(text.length)} characters, ${fmt(nBytes)} bytes`;
   if (!names.length) {
     status.textContent += " — choose a tokenizer above";
+    finish(seq, text);
     return;
   }
   const body = JSON.stringify({ text, tokenizers: names, special });
@@ -226,6 +229,7 @@ function finish(seq, text) {
   const panels = $("#panels");
   panels.dataset.seq = seq;
   panels.dataset.chars = [...text].length;
+  delete panels.dataset.busy;
 }
 
 // ----------------------------------------------------------------------------- inspector

@@ -5,9 +5,11 @@ For each text size and set of tokenizers, the text is pasted into an empty box (
 event, as a paste makes) and the clock stops two animation frames after the page has drawn
 every panel, so layout and paint are in. ``paste->drawn`` includes the page's 120 ms typing
 debounce. ``request`` is the encode request as the page sees it (server encoding, JSON,
-transfer, parsing); ``render`` is building the DOM, which blocks the page's main thread, so it
-is the page's longest stall. Best of ``--repeat`` runs per cell. There is no peer: no other
-tokenizer library ships a local playground, so the numbers are absolute.
+transfer, parsing); ``render`` is building the DOM, which the page does in slices of 4,000
+tokens, yielding to the browser between slices; ``stall`` is the longest slice, i.e. the
+longest the page stops answering keys and scrolling while it draws. Best of ``--repeat`` runs
+per cell. There is no peer: no other tokenizer library ships a local playground, so the
+numbers are absolute.
 
     python benchmarks/bench_playground.py [--sizes 10000 100000 1000000] [--repeat 3]
         [--text FILE] [--json out.json]
@@ -15,20 +17,22 @@ tokenizer library ships a local playground, so the numbers are absolute.
 The text is the bundled Sherlock Holmes (English prose) unless ``--text`` names a UTF-8 file.
 Needs Chromium (``chromium`` on PATH) and Playwright, as the browser tests do.
 
-Measured 2026-12-03 on the 2-core build machine (shared with other jobs, so +-30%), ms:
+Measured 2026-12-03 on the 2-core build machine while other jobs ran (so +-50%), ms:
 
-    tokenizers      chars    spans  paste->drawn  request  render  JSON KB
-    gpt2           10,000    3,696           184       11      10       71
-    gpt2          100,000   29,849           316       64      88      654
-    gpt2        1,000,000   60,000         1,421      486     376    7,029
-    3 panels       10,000    7,924           210       17      20      164
-    3 panels      100,000   76,632           786      161     368    1,740
-    3 panels    1,000,000  180,000         3,204    1,402     895   18,970
+    tokenizers      chars    spans  paste->drawn  request  render  stall  JSON KB
+    gpt2           10,000    3,696           187       13      12     12       71
+    gpt2          100,000   29,849           399       91     153     17      654
+    gpt2        1,000,000   60,000         2,388      777     773     41    7,029
+    3 panels       10,000    7,924           358       15      79     45      164
+    3 panels      100,000   76,632           749      172     435     38    1,740
+    3 panels    1,000,000  180,000         4,374    1,854   2,107    117   18,970
 
 (1,000,000 characters are about 250,000 tokens per panel; the page draws the first 60,000 of
-each and says so, the counts stay exact.) Before the token spans were grouped into blocks with
-``content-visibility: auto``, the 100 KB paste into three panels took 1,637 ms (layout of
-76,000 inline spans); after, 519-786 ms.
+each and says so, the counts stay exact.) What changed the numbers, 100 KB into three panels:
+drawn as 76,000 inline spans in one fragment, 1,637 ms to drawn with the page frozen for the
+whole DOM build (427 ms); spans grouped into blocks with ``content-visibility: auto`` (the
+browser lays out only blocks in view), 519-855 ms, frozen 229-380 ms; blocks drawn in slices
+with a yield between them, 749 ms, frozen at most 38 ms at a time.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ PASTE = """async (text) => {
   const res = performance.getEntriesByType('resource')
     .filter((e) => e.name.endsWith('api/encode')).at(-1);
   return {total, request: last('tokenmill:request'), render: last('tokenmill:render'),
+          stall: last('tokenmill:stall'),
           response_bytes: res ? res.encodedBodySize : null,
           spans: document.querySelectorAll('#panels .tok').length};
 }"""
@@ -112,6 +117,7 @@ def main() -> None:
                         "paste_to_drawn_ms": round(best["total"], 1),
                         "request_ms": round(best["request"], 1),
                         "render_ms": round(best["render"], 1),
+                        "longest_stall_ms": round(best["stall"], 1),
                         "response_bytes": best["response_bytes"],
                         "spans": best["spans"],
                     }
@@ -119,7 +125,16 @@ def main() -> None:
         browser.close()
     server.shutdown()
 
-    head = ["tokenizers", "chars", "spans", "paste->drawn ms", "request ms", "render ms", "JSON KB"]
+    head = [
+        "tokenizers",
+        "chars",
+        "spans",
+        "paste->drawn ms",
+        "request ms",
+        "render ms",
+        "stall ms",
+        "JSON KB",
+    ]
     table = [
         [
             r["tokenizers"],
@@ -128,6 +143,7 @@ def main() -> None:
             f"{r['paste_to_drawn_ms']:,.0f}",
             f"{r['request_ms']:,.0f}",
             f"{r['render_ms']:,.0f}",
+            f"{r['longest_stall_ms']:,.0f}",
             f"{(r['response_bytes'] or 0) / 1024:,.0f}",
         ]
         for r in rows

@@ -23,6 +23,7 @@ const state = {
   timer: 0,
   tokenCache: new Map(), // "name\u0000id" -> /api/token answer
   active: null, // the span outlined in a panel
+  longestStall: 0, // ms, of the last drawing
 };
 
 function el(tag, props, ...children) {
@@ -40,12 +41,10 @@ function el(tag, props, ...children) {
 }
 
 // Whitespace made visible: the marker, then the real character so lines still break.
+const MARKS = { " ": "·", "\t": "→\t", "\r": "␍", "\n": "↵\n" };
+
 function visible(text) {
-  return text
-    .replace(/ /g, "·")
-    .replace(/\t/g, "→\t")
-    .replace(/\r/g, "␍")
-    .replace(/\n/g, "↵\n");
+  return text.replace(/[ \t\r\n]/g, (c) => MARKS[c]);
 }
 
 function fmt(n) {
@@ -109,20 +108,30 @@ function buildPanels() {
 // 100 KB paste into three panels (benchmarks/bench_playground.py): 1.6 s to drawn without
 // blocks, most of it layout. Titles (the id on hover) are set when the pointer first
 // reaches a token rather than on 75,000 spans up front.
+//
+// A panel is drawn in slices of SLICE tokens, yielding to the browser between slices, so
+// typing and scrolling stay live while a long paste is drawn (the longest stall is one
+// slice, not the whole text).
 const CHUNK = 300;
+const SLICE = 4000;
 const spansOf = new WeakMap(); // panel -> its token spans, by token index
-
-function renderPanel(panel, result) {
+function* renderPanel(panel, result) {
   panel.querySelector(".count").textContent = fmt(result.count);
   panel.querySelector(".cpt").textContent = fmt(result.chars_per_token);
   panel.querySelector(".bpt").textContent = fmt(result.bytes_per_token);
   const partial = new Set(result.partial);
   const special = new Set(result.special);
   const n = Math.min(result.count, MAX_RENDER);
-  const frag = document.createDocumentFragment();
   const spans = new Array(n);
+  spansOf.set(panel, spans);
+  const box = panel.querySelector(".tokens");
+  box.replaceChildren();
+  box.classList.toggle("show-ids", $("#show-ids").checked);
+  panel.querySelector(".note").textContent =
+    n < result.count ? `showing the first ${fmt(n)} of ${fmt(result.count)} tokens` : "";
   let block = el("div", { class: "chunk" });
   let inBlock = 0;
+  let frag = document.createDocumentFragment();
   for (let i = 0; i < n; i++) {
     const text = result.texts[i];
     const span = document.createElement("span");
@@ -140,14 +149,38 @@ function renderPanel(panel, result) {
       block = el("div", { class: "chunk" });
       inBlock = 0;
     }
+    if ((i + 1) % SLICE === 0 && i + 1 < n) {
+      box.append(frag); // one insertion per slice
+      frag = document.createDocumentFragment();
+      yield;
+    }
   }
-  if (inBlock) frag.append(block);
-  spansOf.set(panel, spans);
-  const box = panel.querySelector(".tokens");
-  box.replaceChildren(frag);
-  box.classList.toggle("show-ids", $("#show-ids").checked);
-  panel.querySelector(".note").textContent =
-    n < result.count ? `showing the first ${fmt(n)} of ${fmt(result.count)} tokens` : "";
+  frag.append(block);
+  box.append(frag);
+}
+
+// Draws every panel's answer, one slice at a time, round robin, yielding to the browser
+// after each; false if a newer text came first.
+async function renderAll(seq) {
+  let jobs = [...$("#panels").children].map((panel) =>
+    renderPanel(panel, state.results.get(panel.dataset.tokenizer)),
+  );
+  let stall = 0;
+  while (jobs.length) {
+    const next = [];
+    for (const job of jobs) {
+      const t = performance.now();
+      const done = job.next().done;
+      stall = Math.max(stall, performance.now() - t);
+      if (done) continue;
+      next.push(job);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (seq !== state.seq) return false;
+    }
+    jobs = next;
+  }
+  state.longestStall = stall;
+  return true;
 }
 
 function renderError(panel, message) {
@@ -212,14 +245,15 @@ async function update() {
   const t1 = performance.now();
   state.text = text;
   state.results = new Map(answer.results.map((r) => [r.tokenizer, r]));
-  for (const panel of $("#panels").children) {
-    renderPanel(panel, state.results.get(panel.dataset.tokenizer));
-  }
   state.active = null;
-  // For benchmarks/bench_playground.py: the request (server + transfer + JSON parse) and
-  // the DOM build, as performance entries.
+  if (!(await renderAll(seq))) return;
+  // For benchmarks/bench_playground.py: the request (server + transfer + JSON parse), the
+  // DOM build, and the longest the page's main thread was busy drawing, as performance
+  // entries.
+  const t2 = performance.now();
   performance.measure("tokenmill:request", { start: t0, end: t1 });
-  performance.measure("tokenmill:render", { start: t1, end: performance.now() });
+  performance.measure("tokenmill:render", { start: t1, end: t2 });
+  performance.measure("tokenmill:stall", { start: t2 - state.longestStall, end: t2 });
   finish(seq, text);
   followCaret();
 }

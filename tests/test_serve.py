@@ -643,6 +643,47 @@ def test_a_100kb_paste_is_drawn_whole(page, server, toks):
         assert page.text_content(f'.panel[data-tokenizer="{name}"] .note') == ""
 
 
+def test_newer_text_replaces_a_paste_being_drawn(page, server, toks):
+    """A long paste is drawn in slices; text typed meanwhile wins, with nothing stale left."""
+    open_page(page, server)
+    set_tokenizers(page, ["gpt2", "cl100k_base"])
+    big = bundled_corpus("holmes")[:200_000]
+    page.evaluate(
+        "t => { const i = document.querySelector('#input'); i.value = t;"
+        " i.dispatchEvent(new Event('input')); }",
+        big,
+    )
+    # As soon as the first slice is on screen, replace the text and change an option, which
+    # sends the new text at once (no typing debounce): it arrives while the paste is drawn.
+    page.wait_for_function("() => document.querySelectorAll('#panels .tok').length > 3000")
+    short = "Replaced while drawing."
+    page.evaluate(
+        "t => { document.querySelector('#input').value = t;"
+        " const s = document.querySelector('#special'); s.value = 'allow';"
+        " s.dispatchEvent(new Event('change')); }",
+        short,
+    )
+    wait_rendered(page, short)
+    page.wait_for_timeout(300)  # any stale slice would land by now
+    for name in ["gpt2", "cl100k_base"]:
+        assert [i for i, _ in panel_tokens(page, name)] == toks[name].encode(short)
+
+
+def test_concurrent_requests_get_their_own_answers(server, toks):
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [f"request {i}: " + "naïve café 🙂 " * (i % 7) + str(i) * i for i in range(40)]
+
+    def one(text):
+        return text, call(server, "/api/encode", {"text": text, "tokenizers": ["gpt2", "tiny"]})
+
+    with ThreadPoolExecutor(8) as pool:
+        for text, (status, body) in pool.map(one, texts):
+            assert status == 200
+            for r in body["results"]:
+                assert r["ids"] == toks[r["tokenizer"]].encode(text)
+
+
 def test_screenshot(page, server):
     open_page(page, server)
     page.wait_for_selector("#panels[data-seq] .tok")

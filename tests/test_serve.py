@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -743,11 +744,16 @@ def test_cli_port_in_use():
 def test_cli_serves_a_trained_tokenizer_file(tmp_path, trained):
     path = tmp_path / "tiny.tokenmill"
     trained.save(path)
+    # --open hands the URL to the browser named by $BROWSER (the webbrowser module's rule):
+    # here a shell command that writes it to a file.
+    opened = tmp_path / "opened.txt"
+    browser = f"sh -c 'echo \"$0\" > {opened}' %s"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tokenmill", "serve", "gpt2", str(path), "--port", "0"],
+        [sys.executable, "-m", "tokenmill", "serve", "gpt2", str(path), "--port", "0", "--open"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "BROWSER": browser},
     )
     try:
         line = proc.stdout.readline()
@@ -763,6 +769,11 @@ def test_cli_serves_a_trained_tokenizer_file(tmp_path, trained):
         )
         with urllib.request.urlopen(req) as r:
             assert json.load(r)["results"][0]["ids"] == trained.encode(TEXT)
+        for _ in range(100):
+            if opened.exists() and opened.read_text().strip():
+                break
+            time.sleep(0.1)
+        assert opened.read_text().strip() == url.group(0)
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)

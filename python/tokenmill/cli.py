@@ -256,6 +256,12 @@ def cmd_train(args: argparse.Namespace) -> None:
     run_train(args)
 
 
+def cmd_serve(args: argparse.Namespace) -> None:
+    from tokenmill.serve.command import run_serve
+
+    run_serve(args)
+
+
 # ----------------------------------------------------------------------------------- parser
 
 
@@ -367,6 +373,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_report_arguments(
         add("report", "failure-mode report: terminal summary + self-contained HTML", cmd_report)
+    )
+
+    from tokenmill.serve.command import add_serve_arguments
+
+    add_serve_arguments(
+        add("serve", "a tokenizer playground in the browser (and JSON API)", cmd_serve)
     )
     return p
 

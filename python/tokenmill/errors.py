@@ -108,3 +108,13 @@ class UnknownCharacterError(TokenmillError, ValueError):
             "training text; train on text that has it, or pass unknown='<unk>' to map unseen "
             "characters to one id"
         )
+
+
+class PlaygroundRequestError(TokenmillError, ValueError):
+    """A request to the playground's API (``tokenmill serve``) that cannot be answered;
+    ``status`` is the HTTP status it is answered with."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message

@@ -356,6 +356,16 @@ def build_parser() -> argparse.ArgumentParser:
     from tokenmill.formats.export import FORMATS as OUT_FORMATS
 
     sp.add_argument("--to", choices=OUT_FORMATS, help="default: from OUT's name")
+
+    # Corpus shards (tokenmill.corpus): implementation in corpus/command.py.
+    from tokenmill.corpus import command as corpus_cmd
+
+    corpus_cmd.add_encode_corpus_arguments(
+        add("encode-corpus", "a corpus -> token shards + manifest", corpus_cmd.run_encode_corpus)
+    )
+    corpus_cmd.add_verify_arguments(
+        add("verify-shards", "check shards against their manifest", corpus_cmd.run_verify)
+    )
     return p
 
 

@@ -182,7 +182,9 @@ def test_validation_split_by_document_hash(tmp_path):
 # --------------------------------------------------------------------------- property test
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     docs=st.lists(st.text(max_size=40), max_size=12),
     shard_tokens=st.integers(1, 30),
@@ -217,9 +219,7 @@ def test_resume_after_sigkill_gives_the_same_shards(tmp_path):
     inputs = [str(write_jsonl(tmp_path / "a.jsonl", docs)), str(tmp_path / "b.txt")]
     (tmp_path / "b.txt").write_text(text)
     clean = tmp_path / "clean"
-    corpus.encode(
-        inputs, "gpt2", clean, shard_tokens=20_000, item_bytes=40_000, progress=False
-    )
+    corpus.encode(inputs, "gpt2", clean, shard_tokens=20_000, item_bytes=40_000, progress=False)
     out = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, *inputs, str(out)])
     deadline = time.monotonic() + 60
@@ -250,9 +250,11 @@ def test_resume_after_sigkill_gives_the_same_shards(tmp_path):
 def test_resume_refuses_a_different_run_and_overwrite_replaces_it(tmp_path):
     path = write_jsonl(tmp_path / "a.jsonl", DOCS)
     corpus.encode([path], "gpt2", tmp_path / "o", progress=False)
-    with pytest.raises(ManifestError, match="shard_tokens differ.*overwrite"):
+    with pytest.raises(ManifestError, match=r"shard_tokens differ.*overwrite"):
         corpus.encode([path], "gpt2", tmp_path / "o", shard_tokens=5, progress=False)
-    r = corpus.encode([path], "gpt2", tmp_path / "o", shard_tokens=5, overwrite=True, progress=False)
+    r = corpus.encode(
+        [path], "gpt2", tmp_path / "o", shard_tokens=5, overwrite=True, progress=False
+    )
     assert len(r.manifest["splits"]["train"]["shards"]) > 1
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == sorted(
         ["manifest.json"] + [s["file"] for s in r.manifest["splits"]["train"]["shards"]]
@@ -267,16 +269,16 @@ def test_verify_names_a_corrupted_shard(tmp_path):
     data = bytearray(shard.read_bytes())
     data[17] ^= 1
     shard.write_bytes(bytes(data))
-    with pytest.raises(CorruptShardError, match="train_000002.bin: sha256"):
+    with pytest.raises(CorruptShardError, match=r"train_000002.bin: sha256"):
         corpus.verify(tmp_path / "o")
     cli = run_cli("verify-shards", str(tmp_path / "o"))
     assert cli.returncode == 2
     assert "train_000002.bin" in cli.stderr and cli.stderr.startswith("tokenmill: error:")
     shard.write_bytes(bytes(data[:-2]))
-    with pytest.raises(CorruptShardError, match="train_000002.bin: 198 bytes"):
+    with pytest.raises(CorruptShardError, match=r"train_000002.bin: 198 bytes"):
         corpus.verify(tmp_path / "o")
     shard.unlink()
-    with pytest.raises(CorruptShardError, match="train_000002.bin: missing"):
+    with pytest.raises(CorruptShardError, match=r"train_000002.bin: missing"):
         corpus.verify(tmp_path / "o")
 
 
@@ -299,7 +301,8 @@ def bad_jsonl(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize(
-    "item_bytes", [1 << 20, 30]  # one item, and an item per line (line numbers add up)
+    "item_bytes",
+    [1 << 20, 30],  # one item, and an item per line (line numbers add up)
 )
 def test_bad_records_stop_with_file_and_line(tmp_path, bad_jsonl, item_bytes):
     with pytest.raises(CorpusInputError, match=r"bad.jsonl, line 2: no 'text' field.*skip"):
@@ -338,7 +341,7 @@ def test_unreadable_files(tmp_path):
     r = corpus.encode(inputs, "gpt2", tmp_path / "o", on_error="skip", progress=False)
     assert r.manifest["skipped"] == {"records": 0, "files": 2}
     assert read_split(tmp_path / "o") == oracle_stream(["fine"])
-    with pytest.raises(CorpusInputError, match="nothing.txt: no such file"):
+    with pytest.raises(CorpusInputError, match=r"nothing.txt: no such file"):
         corpus.encode([tmp_path / "nothing.txt"], "gpt2", tmp_path / "o2", progress=False)
 
 
@@ -364,7 +367,7 @@ def test_parquet_missing_column_and_null_rows(tmp_path):
 def test_bad_arguments(tmp_path):
     path = write_jsonl(tmp_path / "a.jsonl", ["x"])
     trained = tokenmill.train("ab ab ab", 258)
-    with pytest.raises(ValueError, match="has no special token '<|endoftext|>'.*eot="):
+    with pytest.raises(ValueError, match=r"has no special token '<\|endoftext\|>'.*eot="):
         corpus.encode([path], trained, tmp_path / "o")
     with pytest.raises(ValueError, match="do not fit in uint16"):
         corpus.encode([path], "o200k_base", tmp_path / "o", dtype="uint16")
@@ -376,7 +379,7 @@ def test_bad_arguments(tmp_path):
         corpus.encode([path], "gpt2", tmp_path / "o", workers=0)
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / "x.bin").write_bytes(b"..")
-    with pytest.raises(ManifestError, match="no manifest.*overwrite"):
+    with pytest.raises(ManifestError, match=r"no manifest.*overwrite"):
         corpus.encode([path], "gpt2", tmp_path / "junk")
 
 
@@ -409,7 +412,9 @@ def test_loader_sequential_is_the_stream_sliced(shard_dir, t, b):
 def test_loader_ranks_share_the_batches(shard_dir):
     out, _ = shard_dir
     whole = [x.tolist() for x, _ in ShardLoader(out, 16, 4)]
-    parts = [[x.tolist() for x, _ in ShardLoader(out, 16, 4, rank=r, world_size=3)] for r in range(3)]
+    parts = [
+        [x.tolist() for x, _ in ShardLoader(out, 16, 4, rank=r, world_size=3)] for r in range(3)
+    ]
     merged = [parts[k % 3][k // 3] for k in range(len(whole))]
     assert merged == whole
 
@@ -427,7 +432,7 @@ def test_loader_random_is_seeded_windows_of_the_stream(shard_dir):
     for x, y in first:
         for i in range(8):
             assert (x[i, 1:] == y[i, :-1]).all()
-            assert tuple(x[i].tolist()) + (int(y[i, -1]),) in index
+            assert (*tuple(x[i].tolist()), int(y[i, -1])) in index
     with pytest.raises(TypeError):
         len(a)
 

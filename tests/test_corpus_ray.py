@@ -72,7 +72,7 @@ def test_ray_reports_bad_records_with_file_and_line(local_ray, tmp_path):
 @pytest.mark.parametrize("pattern", ["cl100k", "gpt2", r"\w+| ?[^\w\s]+|\s+"])
 def test_train_on_ray_learns_the_local_merges(local_ray, inputs, monkeypatch, pattern):
     monkeypatch.setattr(training, "RAY_ITEM_BYTES", 40_000)  # many pieces per file
-    files = inputs[:2] + [inputs[2]]
+    files = [*inputs[:2], inputs[2]]
     kw = dict(pattern=pattern, special_tokens=["<|endoftext|>"], progress=False)
     local = tokenmill.train(files, 1_500, **kw)
     on_ray = tokenmill.train(files, 1_500, engine="ray", num_threads=2, **kw)
@@ -92,5 +92,5 @@ def test_train_on_ray_errors(local_ray, tmp_path):
         tokenmill.train("some text", 300, engine="ray")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "ok"}\n{"nope": 1}\n')
-    with pytest.raises(CorpusFileError, match="bad.jsonl, line 2"):
+    with pytest.raises(CorpusFileError, match=r"bad.jsonl, line 2"):
         tokenmill.train([bad], 300, engine="ray")

@@ -72,9 +72,7 @@ def encode_docs(
     """Encode documents (blocks of text) into per-split token arrays with end-of-text ids."""
     n_splits = 2 if opts.val_fraction > 0 else 1
     texts = [d.text for d in docs]
-    flat, offsets = tok.encode_batch_to_numpy(
-        texts, num_threads=num_threads, disallowed_special=()
-    )
+    flat, offsets = tok.encode_batch_to_numpy(texts, num_threads=num_threads, disallowed_special=())
     lengths = np.diff(offsets)
     starts = np.fromiter((d.starts for d in docs), dtype=bool, count=len(docs))
     ends = np.fromiter((d.ends for d in docs), dtype=bool, count=len(docs))
@@ -323,7 +321,9 @@ def encode(
     unreadable = [(path, problem) for path, problem in plan.unreadable]
     if unreadable and on_error == "stop":
         path, problem = unreadable[0]
-        raise CorpusInputError(f"{path}: {problem}; fix it or pass on_error='skip' (--on-error skip)")
+        raise CorpusInputError(
+            f"{path}: {problem}; fix it or pass on_error='skip' (--on-error skip)"
+        )
 
     header = {
         "format": _sh.FORMAT,
@@ -355,9 +355,7 @@ def encode(
     if engine == "ray":
         from tokenmill.corpus.ray_engine import encode_items
 
-        stream: Iterator[Encoded] = encode_items(
-            tok, plan, first, opts, n_workers, ray_address
-        )
+        stream: Iterator[Encoded] = encode_items(tok, plan, first, opts, n_workers, ray_address)
     else:
         stream = _local(tok, plan, first, opts, n_workers)
 
@@ -385,7 +383,9 @@ def encode(
             counts[f"{name}_documents"] += enc.docs[s]
         counts["bytes"] += enc.nbytes
         bytes_read += enc.nbytes
-        bar.update(bytes_read, sum(w.fill + sum(x["tokens"] for x in w.shards) for w in writers.values()))
+        bar.update(
+            bytes_read, sum(w.fill + sum(x["tokens"] for x in w.shards) for w in writers.values())
+        )
         if enc.end is not None:
             line_base += enc.end.newlines
             if any(w.new_shards for w in writers.values()):

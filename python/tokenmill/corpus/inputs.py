@@ -111,7 +111,9 @@ class ItemEnd:
 Event = Doc | BadRecord | ItemEnd
 
 
-def find_inputs(inputs: Sequence[str | os.PathLike[str]]) -> list[InputFile]:
+def find_inputs(
+    inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+) -> list[InputFile]:
     """Expand globs and folders (sorted) into the input files, in order.
 
     A path that does not exist is an error here; a file that exists but cannot be read is
@@ -130,9 +132,7 @@ def find_inputs(inputs: Sequence[str | os.PathLike[str]]) -> list[InputFile]:
             continue
         path = Path(name)
         if path.is_dir():
-            found = sorted(
-                f for f in path.rglob("*") if f.is_file() and f.name.endswith(SUFFIXES)
-            )
+            found = sorted(f for f in path.rglob("*") if f.is_file() and f.name.endswith(SUFFIXES))
             if not found:
                 raise CorpusInputError(
                     f"{path}: no input files in this folder (looked for {', '.join(SUFFIXES)})"
@@ -147,7 +147,9 @@ def find_inputs(inputs: Sequence[str | os.PathLike[str]]) -> list[InputFile]:
     out = []
     for p in paths:
         name = p.name[:-3] if p.name.endswith(".gz") else p.name
-        kind = "jsonl" if name.endswith(JSONL) else "parquet" if name.endswith(".parquet") else "text"
+        kind = (
+            "jsonl" if name.endswith(JSONL) else "parquet" if name.endswith(".parquet") else "text"
+        )
         try:
             size = p.stat().st_size
         except OSError:
@@ -244,7 +246,7 @@ def safe_cut_bytes(data: bytes) -> int:
 
 
 def _parquet_items(k: int, f: InputFile) -> Iterator[Item]:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     meta = pq.ParquetFile(f.path).metadata
     for g in range(meta.num_row_groups):
@@ -298,7 +300,7 @@ def read_item(
 
 def _open_range(f: InputFile, item: Item) -> tuple[IO[bytes], int]:
     """The file positioned at the item's start, and how many bytes to read (-1: all)."""
-    fh: IO[bytes] = gzip.open(f.path, "rb") if f.gzip else open(f.path, "rb")  # noqa: SIM115
+    fh: IO[bytes] = gzip.open(f.path, "rb") if f.gzip else open(f.path, "rb")  # type: ignore[assignment]
     if item.start:
         fh.seek(item.start)
     return fh, (-1 if item.end < 0 else item.end - item.start)
@@ -356,7 +358,7 @@ def _text_docs(item: Item, f: InputFile, cut_text: bool, val_fraction: float) ->
     split = 0
     if val_fraction > 0:
         # Every piece of a long document decides its split from the document's head.
-        with gzip.open(f.path, "rb") if f.gzip else open(f.path, "rb") as h:  # noqa: SIM115
+        with gzip.open(f.path, "rb") if f.gzip else open(f.path, "rb") as h:
             split = doc_split(h.read(SPLIT_KEY_BYTES), val_fraction)
     fh, limit = _open_range(f, item)
     newlines = 0
@@ -430,7 +432,7 @@ def _decode_lines(data: bytes, newlines_before: int) -> tuple[str, list[tuple[in
 
 
 def _parquet_docs(item: Item, f: InputFile, column: str, val_fraction: float) -> Iterator[Event]:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     pf = pq.ParquetFile(f.path)
     if item.end <= item.start:

@@ -64,9 +64,7 @@ class ShardLoader:
             raise ValueError(f"rank must be in 0..world_size-1, got rank {rank} of {world_size}")
         m = read_manifest(path)
         if split not in m["splits"]:
-            raise ManifestError(
-                f"{path} has no {split!r} split (it has {', '.join(m['splits'])})"
-            )
+            raise ManifestError(f"{path} has no {split!r} split (it has {', '.join(m['splits'])})")
         self.manifest = m
         self.context_length = context_length
         self.batch_size = batch_size

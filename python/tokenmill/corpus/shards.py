@@ -141,9 +141,10 @@ class SplitWriter:
         self.shards = list(shards)
         n = pending["tokens"]
         data = self.pending_path.read_bytes() if n else b""
-        if len(data) != n * self.dtype.itemsize or hashlib.sha256(data).hexdigest() != pending[
-            "sha256"
-        ]:
+        if (
+            len(data) != n * self.dtype.itemsize
+            or hashlib.sha256(data).hexdigest() != pending["sha256"]
+        ):
             raise ManifestError(
                 f"{self.pending_path}: the saved tail of the run is missing or damaged; "
                 "start again with overwrite=True / --overwrite"

@@ -94,3 +94,25 @@ def test_train_on_ray_errors(local_ray, tmp_path):
     bad.write_text('{"text": "ok"}\n{"nope": 1}\n')
     with pytest.raises(CorpusFileError, match=r"bad.jsonl, line 2"):
         tokenmill.train([bad], 300, engine="ray")
+
+
+def test_cli_train_engine_ray(inputs, tmp_path):
+    """`tokenmill train --engine ray` (its own local Ray, in a subprocess) writes the tokenizer
+    the local trainer learns."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "t.tokenmill"
+    p = subprocess.run(
+        [sys.executable, "-m", "tokenmill", "train", str(inputs[0]), "-v", "600", "--engine",
+         "ray", "--threads", "2", "-o", str(out), "--json", "-q"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert tokenmill.load(out).merges == tokenmill.train([inputs[0]], 600, progress=False).merges
+    p = subprocess.run(
+        [sys.executable, "-m", "tokenmill", "train", "--engine", "ray"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert p.returncode == 2
+    assert p.stderr == "tokenmill: error: --engine ray trains on files: name them (FILE...)\n"

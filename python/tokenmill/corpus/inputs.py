@@ -40,6 +40,8 @@ SUFFIXES = (".txt", ".md", ".text", ".jsonl", ".ndjson", ".json.gz", ".parquet",
 JSONL = (".jsonl", ".ndjson")
 # A text file is read in blocks of about this size, each cut at a safe place.
 BLOCK = 4 << 20
+# ... and each block into pieces of about this size, encoded in parallel.
+PIECE = 256 << 10
 # The split of a document is decided by a hash of its first bytes (see doc_split).
 SPLIT_KEY_BYTES = 1 << 16
 # Reading forward from a nominal cut for a safe place, this much at a time.
@@ -383,15 +385,18 @@ def _text_docs(item: Item, f: InputFile, cut_text: bool, val_fraction: float) ->
             else:
                 pending = data
                 continue
-            piece, pending = data[:cut], data[cut:]
-            if piece or (final and not emitted):
+            block, pending = data[:cut], data[cut:]
+            pieces = _pieces(block) if cut_text else [block]
+            for k, piece in enumerate(pieces):
+                if not piece and (emitted or not final):
+                    continue
                 text, bad = _decode_lines(piece, newlines)
                 for line, problem in bad:
                     yield BadRecord(item.file, line, None, problem)
                 yield Doc(
                     text,
                     starts=first and not emitted,
-                    ends=final and (item.end < 0 or item.end >= f.size),
+                    ends=final and k == len(pieces) - 1 and (item.end < 0 or item.end >= f.size),
                     split=split,
                     nbytes=len(piece),
                 )
@@ -400,6 +405,21 @@ def _text_docs(item: Item, f: InputFile, cut_text: bool, val_fraction: float) ->
             if final:
                 break
     yield ItemEnd(newlines)
+
+
+def _pieces(block: bytes) -> list[bytes]:
+    """A block of one text document cut at safe places into pieces of about ``PIECE`` bytes:
+    the batch encoder spreads texts over its threads, so one 4 MB text would use one."""
+    out = []
+    at = 0
+    while len(block) - at > 2 * PIECE:
+        cut = safe_cut_bytes(block[at + PIECE : at + 2 * PIECE])
+        if not cut:
+            break
+        out.append(block[at : at + PIECE + cut])
+        at += PIECE + cut
+    out.append(block[at:])
+    return out
 
 
 def _last_safe_cut(data: bytes) -> int:

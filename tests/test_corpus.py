@@ -5,6 +5,7 @@ bad inputs; the loader against slicing the concatenated stream."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import signal
@@ -236,6 +237,8 @@ def test_resume_after_sigkill_gives_the_same_shards(tmp_path):
     proc.wait()
     m = json.loads((out / "manifest.json").read_text())
     assert not m["complete"], "the run finished before it was killed; make the corpus larger"
+    # What a kill in the middle of an atomic write leaves behind is cleaned up.
+    (out / ".train_000999.bin.x1y2z3").write_bytes(b"half a shard")
     r = corpus.encode(inputs, "gpt2", out, shard_tokens=20_000, item_bytes=40_000, progress=False)
     assert r.resumed_from_item > 0
     assert r.bytes_read < r.manifest["bytes"]  # the done part was not read again
@@ -245,6 +248,33 @@ def test_resume_after_sigkill_gives_the_same_shards(tmp_path):
         inputs, "gpt2", out, shard_tokens=20_000, item_bytes=40_000, progress=False
     )
     assert again.bytes_read == 0 and again.manifest == r.manifest
+
+
+def test_a_run_killed_before_its_first_shard_resumes(tmp_path):
+    path = write_jsonl(tmp_path / "a.jsonl", DOCS)
+    out = tmp_path / "o"
+    corpus.encode([path], "gpt2", out, progress=False)
+    want = folder_bytes(out)
+    # The state right after start: the first manifest, no shard, a shard half written.
+    m = json.loads(want["manifest.json"])
+    first = {k: v for k, v in m.items() if k not in ("tokens", "documents", "bytes", "skipped")}
+    first["complete"] = False
+    first["splits"]["train"] = {"shards": [], "tokens": 0, "documents": 0}
+    empty = hashlib.sha256(b"").hexdigest()
+    counts = {"bytes": 0, "skipped_records": 0, "skipped_files": 0, "train_documents": 0}
+    first["resume"] = {
+        "next_item": 0,
+        "line_base": 0,
+        "pending": {"train": {"tokens": 0, "documents": 0, "sha256": empty}},
+        "counts": counts,
+    }
+    for p in out.iterdir():
+        p.unlink()
+    (out / "manifest.json").write_text(json.dumps(first))
+    (out / ".pending-train.bin").write_bytes(b"")
+    (out / ".train_000000.bin.abcdef").write_bytes(b"xx")
+    r = corpus.encode([path], "gpt2", out, progress=False)
+    assert r.resumed_from_item == 0 and folder_bytes(out) == want
 
 
 def test_resume_refuses_a_different_run_and_overwrite_replaces_it(tmp_path):
@@ -354,13 +384,14 @@ def test_parquet_missing_column_and_null_rows(tmp_path):
         corpus.encode([tmp_path / "p.parquet"], "gpt2", tmp_path / "o", progress=False)
     with pytest.raises(CorpusInputError, match=r"p.parquet, row 2: column 'body' is null"):
         corpus.encode(
-            [tmp_path / "p.parquet"], "gpt2", tmp_path / "o", text_field="body", progress=False
+            [tmp_path / "p.parquet"], "gpt2", tmp_path / "o2", text_field="body", progress=False
         )
+    # The stopped run resumes with on_error="skip" (the choice is not part of its identity).
     r = corpus.encode(
-        [tmp_path / "p.parquet"], "gpt2", tmp_path / "o", text_field="body", on_error="skip",
+        [tmp_path / "p.parquet"], "gpt2", tmp_path / "o2", text_field="body", on_error="skip",
         progress=False,
     )  # fmt: skip
-    assert read_split(tmp_path / "o") == oracle_stream(["a", "c"])
+    assert read_split(tmp_path / "o2") == oracle_stream(["a", "c"])
     assert r.manifest["skipped"]["records"] == 1
 
 

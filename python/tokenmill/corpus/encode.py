@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import sys
 import threading
 import time
@@ -335,7 +336,6 @@ def encode(
         "val_fraction": opts.val_fraction,
         "text_field": text_field,
         "item_bytes": item_bytes,
-        "on_error": on_error,
         "inputs": [{"path": f.path, "bytes": f.size} for f in files],
         "items": [i.to_json() for i in plan.items],
     }
@@ -346,11 +346,13 @@ def encode(
         return EncodeResult(state["manifest"], time.perf_counter() - started, 0, len(plan.items))
     first = state["next_item"]
     counts = state["counts"]
+    line_base = state["line_base"]  # newlines before the next item, in its file
     if first == 0:
         counts["skipped_files"] = len(unreadable)
         for path, problem in unreadable:
             _warn_skip(f"{path}: {problem}", progress)
-    line_base = state["line_base"]  # newlines before the next item, in its file
+        # A manifest from the start: a run killed before its first shard resumes too.
+        _checkpoint(out_dir, header, writers, 0, counts, 0)
 
     if engine == "ray":
         from tokenmill.corpus.ray_engine import encode_items
@@ -392,7 +394,8 @@ def encode(
                 _checkpoint(out_dir, header, writers, enc.item + 1, counts, line_base)
     for w in writers.values():
         w.finish()
-    manifest = _final(header, writers, counts)
+    # on_error is not part of the run's identity: rerunning a stopped run with "skip" resumes.
+    manifest = _final(header, writers, counts) | {"on_error": on_error}
     _sh.write_manifest(out_dir, manifest)
     bar.done(manifest)
     return EncodeResult(manifest, time.perf_counter() - started, bytes_read, first)
@@ -465,6 +468,7 @@ def _start(
     if out.exists() and not out.is_dir():
         raise ManifestError(f"{out}: exists and is not a folder")
     manifest_path = out / _sh.MANIFEST
+    _remove_temporary(out)
     if overwrite:
         _clear(out)
         return fresh
@@ -492,6 +496,19 @@ def _start(
     for s, w in writers.items():
         w.restore(m["splits"][s]["shards"], r["pending"][s])
     return {"next_item": r["next_item"], "line_base": r["line_base"], "counts": r["counts"]}
+
+
+_TEMPORARY = re.compile(
+    r"\.(?:(?:train|val)_\d{6}\.bin|manifest\.json|\.pending-(?:train|val)\.bin)\..+"
+)
+
+
+def _remove_temporary(out: Path) -> None:
+    """Remove the temporary files of atomic writes a killed run left behind."""
+    if out.is_dir():
+        for p in out.iterdir():
+            if _TEMPORARY.fullmatch(p.name) and p.is_file():
+                p.unlink()
 
 
 def _clear(out: Path) -> None:

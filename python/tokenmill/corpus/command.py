@@ -112,7 +112,7 @@ def run_encode_corpus(args: argparse.Namespace) -> None:
         return
     lines = []
     if r.resumed_from_item:
-        lines.append(f"resumed at work item {r.resumed_from_item} of {len(m['items'])}")
+        lines.append(f"resumed at work item {r.resumed_from_item} of {m['plan']['items']}")
     for s, v in summary["splits"].items():
         lines.append(
             f"{s}: {v['documents']:,} documents, {v['tokens']:,} tokens in {v['shards']} "

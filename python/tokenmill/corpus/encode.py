@@ -15,6 +15,7 @@ it are written again, identically (every file is written atomically).
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -337,7 +338,9 @@ def encode(
         "text_field": text_field,
         "item_bytes": item_bytes,
         "inputs": [{"path": f.path, "bytes": f.size} for f in files],
-        "items": [i.to_json() for i in plan.items],
+        # The work items are a function of the files and item_bytes; their hash guards a
+        # resumed run against files that changed in between.
+        "plan": {"items": len(plan.items), "sha256": _plan_hash(plan)},
     }
     split_names = _sh.SPLITS[: 2 if opts.val_fraction > 0 else 1]
     writers = {s: _sh.SplitWriter(out_dir, s, shard_tokens, opts.dtype) for s in split_names}
@@ -362,12 +365,45 @@ def encode(
         stream = _local(tok, plan, first, opts, n_workers)
 
     bar = _Bar(progress, sum(f.size for f in files))
-    bytes_read = 0
-    cur_file = plan.items[first].file if first < len(plan.items) else -1
+    start_bytes = counts["bytes"]
+    try:
+        _consume(stream, plan, writers, split_names, counts, line_base, on_error, progress, bar,
+                 lambda k, lb: _checkpoint(out_dir, header, writers, k, counts, lb))  # fmt: skip
+        for w in writers.values():
+            w.finish()
+    finally:
+        for w in writers.values():
+            w.close()
+    # on_error is not part of the run's identity: rerunning a stopped run with "skip" resumes.
+    manifest = _final(header, writers, counts) | {"on_error": on_error}
+    _sh.write_manifest(out_dir, manifest)
+    bar.done(manifest)
+    return EncodeResult(
+        manifest, time.perf_counter() - started, counts["bytes"] - start_bytes, first
+    )
+
+
+def _consume(
+    stream: Iterator[Encoded],
+    plan: _in.Plan,
+    writers: dict[str, _sh.SplitWriter],
+    split_names: Sequence[str],
+    counts: dict[str, Any],
+    line_base: int,
+    on_error: str,
+    progress: bool | None,
+    bar: _Bar,
+    checkpoint: Any,
+) -> None:
+    """Append every item's tokens in order; a checkpoint after each item."""
+    cur_file = -1
     for enc in stream:
         item = plan.items[enc.item]
         if item.file != cur_file:
-            cur_file, line_base = item.file, 0
+            # A resumed run may start inside a file: line_base then counts its earlier lines.
+            if cur_file != -1 or item.start == 0:
+                line_base = 0
+            cur_file = item.file
         for b in enc.bad:
             where = plan.files[b.file].path
             if b.line is not None:
@@ -384,21 +420,18 @@ def encode(
             writers[name].add(enc.tokens[s], enc.doc_starts[s])
             counts[f"{name}_documents"] += enc.docs[s]
         counts["bytes"] += enc.nbytes
-        bytes_read += enc.nbytes
-        bar.update(
-            bytes_read, sum(w.fill + sum(x["tokens"] for x in w.shards) for w in writers.values())
-        )
+        if bar.enabled:
+            bar.update(counts["bytes"], sum(w.total for w in writers.values()))
         if enc.end is not None:
             line_base += enc.end.newlines
-            if any(w.new_shards for w in writers.values()):
-                _checkpoint(out_dir, header, writers, enc.item + 1, counts, line_base)
-    for w in writers.values():
-        w.finish()
-    # on_error is not part of the run's identity: rerunning a stopped run with "skip" resumes.
-    manifest = _final(header, writers, counts) | {"on_error": on_error}
-    _sh.write_manifest(out_dir, manifest)
-    bar.done(manifest)
-    return EncodeResult(manifest, time.perf_counter() - started, bytes_read, first)
+            # Cheap (the pending shard is already on disk): an fsync and a small manifest.
+            checkpoint(enc.item + 1, line_base)
+
+
+def _plan_hash(plan: _in.Plan) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps([i.to_json() for i in plan.items]).encode()).hexdigest()
 
 
 def _tokenizer(spec: Any) -> Any:

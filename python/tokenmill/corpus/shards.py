@@ -16,13 +16,13 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
 
 from tokenmill.errors import CorruptShardError, ManifestError
-from tokenmill.fileio import write_atomic
+from tokenmill.fileio import _UMASK, write_atomic
 
 FORMAT = "tokenmill-shards"
 VERSION = 1
@@ -59,26 +59,44 @@ def sha256_file(path: Path) -> str:
 
 
 class SplitWriter:
-    """Collects one split's tokens and writes a shard each time ``shard_tokens`` are full.
+    """Streams one split's tokens into shards of exactly ``shard_tokens`` tokens.
 
-    The tokens not yet in a full shard (the pending tail) stay in memory; :meth:`save_pending`
-    writes them next to the shards so an interrupted run resumes without re-reading them.
+    The shard being filled is the file ``.pending-{split}.bin``, appended to as tokens come
+    (so memory does not grow with the shard size) and hashed on the way; when it is full it is
+    fsynced and renamed to its shard name, which is atomic: a shard name never holds half a
+    shard. At a checkpoint (:meth:`save_pending`) the pending file is fsynced and its length
+    and sha256 go into the manifest; :meth:`restore` cuts it back to that length, checks the
+    hash and appends from there.
     """
 
     def __init__(self, out: Path, split: str, shard_tokens: int, dtype: str) -> None:
         self.out = out
         self.split = split
         self.shard_tokens = shard_tokens
-        self.dtype = np.dtype(dtype)
-        self.buf = np.empty(shard_tokens, dtype=self.dtype)
+        self.dtype = np.dtype(dtype).newbyteorder("<")
         self.fill = 0
-        self.docs = 0  # documents starting in the pending tail
+        self.docs = 0  # documents starting in the pending shard
         self.shards: list[dict[str, Any]] = []
         self.new_shards = 0
+        self._file: BinaryIO | None = None
+        self._hash = hashlib.sha256()
+
+    @property
+    def total(self) -> int:
+        """Tokens written so far (finished shards and the pending one)."""
+        return self.fill + sum(s["tokens"] for s in self.shards)
 
     @property
     def pending_path(self) -> Path:
         return self.out / f".pending-{self.split}.bin"
+
+    def _open(self) -> BinaryIO:
+        if self._file is None:
+            self.out.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.pending_path, "wb")
+            os.fchmod(self._file.fileno(), 0o666 & ~_UMASK)
+            self._hash = hashlib.sha256()
+        return self._file
 
     def add(self, tokens: npt.NDArray[Any], doc_starts: npt.NDArray[np.int64]) -> None:
         """Append tokens; ``doc_starts`` are the positions (into ``tokens``) where documents
@@ -87,26 +105,31 @@ class SplitWriter:
         n = len(tokens)
         while at < n:
             take = min(n - at, self.shard_tokens - self.fill)
-            self.buf[self.fill : self.fill + take] = tokens[at : at + take]
+            data = tokens[at : at + take].astype(self.dtype, copy=False).tobytes()
+            self._open().write(data)
+            self._hash.update(data)
             self.docs += int(np.count_nonzero((doc_starts >= at) & (doc_starts < at + take)))
             self.fill += take
             at += take
             if self.fill == self.shard_tokens:
                 self._write()
-
-    def add_docs_without_tokens(self, n: int) -> None:
-        self.docs += n
+        # Documents without a token (empty, no end-of-text id) start where the stream is.
+        self.docs += int(np.count_nonzero(doc_starts >= n))
 
     def _write(self) -> None:
-        data = self.buf[: self.fill].astype("<" + self.dtype.str[1:], copy=False).tobytes()
+        f = self._open()
+        f.flush()
+        os.fsync(f.fileno())
+        f.close()
+        self._file = None
         name = shard_name(self.split, len(self.shards))
-        write_atomic(self.out / name, data)
+        os.replace(self.pending_path, self.out / name)
         self.shards.append(
             {
                 "file": name,
                 "tokens": self.fill,
                 "documents": self.docs,
-                "sha256": hashlib.sha256(data).hexdigest(),
+                "sha256": self._hash.hexdigest(),
             }
         )
         self.fill = 0
@@ -114,43 +137,51 @@ class SplitWriter:
         self.new_shards += 1
 
     def finish(self) -> None:
-        """Write the last, shorter shard (if any tokens are pending) and drop the tail file."""
+        """Write the last, shorter shard (if any tokens are pending)."""
         if self.fill:
             self._write()
+        self.close()
         self.pending_path.unlink(missing_ok=True)
 
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
     def save_pending(self) -> dict[str, Any]:
-        data = self.buf[: self.fill].tobytes()
-        write_atomic(self.pending_path, data)
-        return {
-            "tokens": self.fill,
-            "documents": self.docs,
-            "sha256": hashlib.sha256(data).hexdigest(),
-        }
+        """Make the pending shard durable; what the manifest records of it."""
+        f = self._open()
+        f.flush()
+        os.fsync(f.fileno())
+        return {"tokens": self.fill, "documents": self.docs, "sha256": self._hash.hexdigest()}
 
     def restore(self, shards: list[dict[str, Any]], pending: dict[str, Any]) -> None:
-        """Continue a run: its finished shards (checked) and its saved pending tail."""
+        """Continue a run: its finished shards (checked) and its pending shard."""
         for s in shards:
             path = self.out / s["file"]
-            if not path.is_file() or sha256_file(path) != s["sha256"]:
+            if not path.is_file() or path.stat().st_size != s["tokens"] * self.dtype.itemsize:
                 raise ManifestError(
                     f"{path}: missing or changed since the run wrote it, so the run cannot "
-                    "resume; delete the folder (or pass overwrite=True / --overwrite) and "
-                    "start again"
+                    "resume; start again with overwrite=True (--overwrite)"
                 )
         self.shards = list(shards)
-        n = pending["tokens"]
-        data = self.pending_path.read_bytes() if n else b""
-        if (
-            len(data) != n * self.dtype.itemsize
-            or hashlib.sha256(data).hexdigest() != pending["sha256"]
-        ):
+        size = pending["tokens"] * self.dtype.itemsize
+        try:
+            f = open(self.pending_path, "r+b")
+        except FileNotFoundError:
+            f = open(self.pending_path, "w+b")
+        f.truncate(size)  # bytes written after the checkpoint are written again
+        h = hashlib.sha256()
+        while block := f.read(1 << 22):
+            h.update(block)
+        if f.tell() != size or h.hexdigest() != pending["sha256"]:
+            f.close()
             raise ManifestError(
-                f"{self.pending_path}: the saved tail of the run is missing or damaged; "
-                "start again with overwrite=True / --overwrite"
+                f"{self.pending_path}: the shard being written when the run stopped is "
+                "missing or damaged; start again with overwrite=True (--overwrite)"
             )
-        self.buf[:n] = np.frombuffer(data, dtype=self.dtype)
-        self.fill = n
+        self._file, self._hash = f, h
+        self.fill = pending["tokens"]
         self.docs = pending["documents"]
 
 

@@ -277,7 +277,7 @@ mod tests {
                 .collect();
             driver.add_counted(&counted, c.bytes());
         }
-        assert_eq!(driver.chunks(), 9);
+        assert_eq!(driver.chunks(), 8);
         let got: Vec<(String, u64)> = driver
             .into_words()
             .into_iter()

@@ -115,17 +115,24 @@ def run_encode_corpus(args: argparse.Namespace) -> None:
         lines.append(f"resumed at work item {r.resumed_from_item} of {m['plan']['items']}")
     for s, v in summary["splits"].items():
         lines.append(
-            f"{s}: {v['documents']:,} documents, {v['tokens']:,} tokens in {v['shards']} "
-            f"shard{'s' if v['shards'] != 1 else ''}"
+            f"{s}: {_n(v['documents'], 'document')}, {_n(v['tokens'], 'token')} in "
+            f"{_n(v['shards'], 'shard')}"
         )
     sk = m["skipped"]
     if sk["records"] or sk["files"]:
-        lines.append(f"skipped: {sk['records']:,} bad records, {sk['files']:,} unreadable files")
+        lines.append(
+            f"skipped: {_n(sk['records'], 'bad record')}, {_n(sk['files'], 'unreadable file')}"
+        )
     lines.append(
         f"{m['bytes'] / 1e6:,.1f} MB in {r.seconds:.2f} s ({r.mb_per_s:,.1f} MB/s this run); "
         f"{m['dtype']} shards and manifest.json in {args.out}"
     )
     sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _n(count: int, noun: str) -> str:
+    """``1 shard``, ``2 shards``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def add_verify_arguments(sp: argparse.ArgumentParser) -> None:
@@ -139,7 +146,6 @@ def run_verify(args: argparse.Namespace) -> None:
     if args.json:
         sys.stdout.write(json.dumps({"ok": True, **got}) + "\n")
     else:
-        n = got["shards"]
         sys.stdout.write(
-            f"ok: {n} shard{'s' if n != 1 else ''}, {got['tokens']:,} tokens match the manifest\n"
+            f"ok: {_n(got['shards'], 'shard')}, {_n(got['tokens'], 'token')} match the manifest\n"
         )

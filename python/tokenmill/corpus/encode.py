@@ -607,7 +607,9 @@ def _final(
 
 def _warn_skip(message: str, progress: bool | None) -> None:
     if progress is not False:
-        sys.stderr.write(f"\rskipped: {message}\x1b[K\n")
+        # On a terminal the line replaces the progress bar, which is redrawn below it.
+        clear = ("\r", "\x1b[K") if sys.stderr.isatty() else ("", "")
+        sys.stderr.write(f"{clear[0]}skipped: {message}{clear[1]}\n")
 
 
 class _Bar:

@@ -341,7 +341,10 @@ def _jsonl_docs(item: Item, f: InputFile, field: str, val_fraction: float) -> It
                 continue
             if not isinstance(record, dict) or field not in record:
                 yield BadRecord(
-                    item.file, lineno, None, f"no {field!r} field (name the field with text_field)"
+                    item.file,
+                    lineno,
+                    None,
+                    f"no {field!r} field (name the field with text_field / --text-field)",
                 )
                 continue
             text = record[field]
@@ -463,7 +466,7 @@ def _parquet_docs(item: Item, f: InputFile, column: str, val_fraction: float) ->
             None,
             None,
             f"no column {column!r} (columns: {', '.join(pf.schema_arrow.names)}); name the "
-            "column with text_field",
+            "column with text_field / --text-field",
         )
         return
     meta = pf.metadata

@@ -281,7 +281,8 @@ def encode(
     ``eot``: the end-of-text token (a special-token string or an id; None: no separator),
     written ``before`` each document (llm.c's layout: every document starts with it) or
     ``after`` it (nanoGPT's). Shards hold ``shard_tokens`` tokens each, the last one fewer.
-    ``val_fraction``: documents go to ``val_*.bin`` shards by a hash of their text.
+    ``val_fraction``: documents go to ``val_*.bin`` shards by a hash of their text (of its
+    first 64 KiB), so equal documents share a split whatever the order or engine.
     ``workers``: threads (default: all CPUs); ``engine="ray"`` runs items as Ray tasks
     (``ray_address`` of a cluster, else a local Ray with ``workers`` CPUs). The shards are
     identical for every engine and worker count.

@@ -1,8 +1,8 @@
 """The inputs of a corpus job: files found, cut into work items, read back as documents.
 
-A *document* is one ``.jsonl`` record (its ``text_field``), one Parquet row (its ``column``),
-or one whole text file. The corpus is the documents of the files in the given order (globs
-and folders expand sorted), each file's documents in file order.
+A *document* is one ``.jsonl`` record (its ``text_field``), one Parquet row (the column named
+``text_field``), or one whole text file. The corpus is the documents of the files in the
+given order (globs and folders expand sorted), each file's documents in file order.
 
 A *work item* is a piece of one file that a worker reads on its own: a byte range of a
 ``.jsonl`` file cut after a newline, a byte range of a text file cut where the split pattern
@@ -60,8 +60,8 @@ class InputFile:
 
 @dataclass(frozen=True)
 class Item:
-    """A piece of one input file: bytes ``start:end`` (rows for Parquet, ``end`` -1 = to the
-    end). ``first``/``last``: whether the piece starts / ends the file."""
+    """A piece of input file number ``file``: bytes ``start:end`` (``end`` -1: to the end of
+    the file), or row groups ``start:end`` of a Parquet file."""
 
     file: int
     start: int
@@ -281,14 +281,13 @@ def read_item(
     field: str,
     cut_text: bool,
     val_fraction: float = 0.0,
-    column: str | None = None,
 ) -> Iterator[Event]:
     """The documents (and bad records) of one item, in order, ending with an :class:`ItemEnd`.
     ``cut_text``: text documents may be cut into blocks at safe places (named patterns)."""
     f = files[item.file]
     try:
         if f.kind == "parquet":
-            yield from _parquet_docs(item, f, column or field, val_fraction)
+            yield from _parquet_docs(item, f, field, val_fraction)
             yield ItemEnd(0)
         elif f.kind == "jsonl":
             yield from _jsonl_docs(item, f, field, val_fraction)

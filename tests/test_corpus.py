@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -337,6 +338,18 @@ def bad_jsonl(tmp_path) -> Path:
 def test_bad_records_stop_with_file_and_line(tmp_path, bad_jsonl, item_bytes):
     with pytest.raises(CorpusInputError, match=r"bad.jsonl, line 2: no 'text' field.*skip"):
         corpus.encode([bad_jsonl], "gpt2", tmp_path / "o", item_bytes=item_bytes, progress=False)
+
+
+def test_a_stop_while_the_reader_is_ahead_does_not_hang(tmp_path, monkeypatch):
+    from tokenmill.corpus import driver
+
+    monkeypatch.setattr(driver, "BATCH_BYTES", 50)  # the reader fills its queue at once
+    lines = ['{"no": "text"}'] + [json.dumps({"text": f"document {i} " * 20}) for i in range(300)]
+    path = tmp_path / "a.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CorpusInputError, match=r"a.jsonl, line 1: no 'text' field"):
+        corpus.encode([path], "gpt2", tmp_path / "o", progress=False)
+    assert not [t for t in threading.enumerate() if t.name == "tokenmill-corpus-reader"]
 
 
 def test_bad_records_skipped_and_counted(tmp_path, bad_jsonl, capsys):

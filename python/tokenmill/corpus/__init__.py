@@ -10,7 +10,7 @@ The Ray engine (``engine="ray"``) lives in :mod:`tokenmill.corpus.ray_engine`; R
 imported only when it is used.
 """
 
-from tokenmill.corpus.encode import EncodeResult, encode
+from tokenmill.corpus.driver import EncodeResult, encode
 from tokenmill.corpus.loader import ShardLoader
 from tokenmill.corpus.shards import read_manifest, tokenizer_hash, verify
 

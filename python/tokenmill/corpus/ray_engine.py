@@ -61,7 +61,7 @@ def _ordered(ray: Any, submit: Callable[[int], Any], n: int, window: int) -> Ite
 
 
 def _encode_task(tok: Any, files: list[_in.InputFile], item: _in.Item, k: int, opts: Any) -> Any:
-    from tokenmill.corpus.encode import encode_item
+    from tokenmill.corpus.driver import encode_item
 
     return encode_item(tok, files, item, k, opts)
 

@@ -1,4 +1,4 @@
-"""``tokenmill.corpus.encode``: a corpus -> token shards, on all cores, resumable.
+"""The driver of ``tokenmill.corpus.encode``: a corpus -> token shards, on all cores, resumable.
 
 How the work is cut (see :mod:`tokenmill.corpus.inputs`): the files become an ordered list of
 work items; the local engine reads them on a reader thread while the Rust core encodes the
@@ -190,6 +190,16 @@ def _local(
     stop = threading.Event()
     done = object()
 
+    def put(value: Any) -> bool:
+        """Queue a value unless the driver stopped listening (then never block)."""
+        while not stop.is_set():
+            try:
+                q.put(value, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def reader() -> None:
         try:
             for k in range(first, len(plan.items)):
@@ -204,18 +214,12 @@ def _local(
                     if isinstance(ev, _in.Doc):
                         size += len(ev.text)
                     if size >= BATCH_BYTES or isinstance(ev, _in.ItemEnd):
-                        while not stop.is_set():
-                            try:
-                                q.put((k, docs), timeout=0.1)
-                                break
-                            except queue.Full:
-                                continue
-                        if stop.is_set():
+                        if not put((k, docs)):
                             return
                         docs, size = [], 0
-            q.put((None, done))
+            put((None, done))
         except BaseException as e:  # handed to the driver
-            q.put((None, e))
+            put((None, e))
 
     t = threading.Thread(target=reader, name="tokenmill-corpus-reader", daemon=True)
     t.start()

@@ -35,12 +35,15 @@ def tokenizer_hash(tok: Any) -> str:
 
     >>> import tokenmill
     >>> tokenizer_hash(tokenmill.load("gpt2"))[:16]
-    'a7c18ff7552b29e3'
+    '5f8e3f9266e944c5'
     """
     h = hashlib.sha256()
     h.update(tok.pattern.encode("utf-8") + b"\0")
-    for t in tok.token_byte_values():
-        h.update(len(t).to_bytes(4, "little") + t)
+    tokens = tok.token_byte_values()
+    # The lengths, then the bytes: unambiguous, and two C-speed passes (a loop of 50k
+    # updates took 0.1 s, a sixth of encoding 20 MB).
+    h.update(np.fromiter(map(len, tokens), dtype="<u4", count=len(tokens)).tobytes())
+    h.update(b"".join(tokens))
     for name, i in sorted(tok.special_tokens.items()):
         h.update(name.encode("utf-8") + b"\0" + i.to_bytes(4, "little"))
     return h.hexdigest()

@@ -13,8 +13,9 @@ id before each document, each shard written atomically with its sha256, plus a m
   parallelism; the shards must come out byte-identical (checked: sha256 of every shard).
 - ``tokenmill ray 2`` (with ``--ray``): the Ray engine on a local Ray of 2 CPUs (Ray's
   start-up, several seconds, is not timed; the memory is the driver's only).
-- ``tokenmill 2, corpus x4``: the same files listed four times (80 MB), to show that memory
-  stays flat when the corpus grows.
+- ``tokenmill N, corpus x4``: the same files listed four times (80 MB), to show that memory
+  stays flat when the corpus grows (and how 2 workers scale once the per-thread chunk caches
+  are warm: on 20 MB, the cold caches of the second thread eat much of its gain).
 
 Every row runs in its own subprocess, best of ``--rounds`` runs. ``peak MB``: the high-water
 mark of the resident memory of the driver process (VmHWM, includes the interpreter, numpy
@@ -149,6 +150,7 @@ ROWS = {
     "tokenmill 2": "tokenmill:2:1",
     "tiktoken pool 1": "tiktoken:1:1",
     "tiktoken pool 2": "tiktoken:2:1",
+    "tokenmill 1, corpus x4": "tokenmill:1:4",
     "tokenmill 2, corpus x4": "tokenmill:2:4",
 }
 

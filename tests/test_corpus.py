@@ -183,6 +183,39 @@ def test_validation_split_by_document_hash(tmp_path):
 
 # --------------------------------------------------------------------------- property test
 
+CUT_ALPHABET = st.sampled_from(
+    [*"aZ  \n\n\r\t.'1é中\u0301!", "'s", "  ", "\r\n", "ab cd", "x\ny", ".\nA"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(CUT_ALPHABET, max_size=30).map("".join))
+def test_cutting_text_at_safe_places_keeps_every_chunk(text):
+    """Every place the corpus reader may cut a text document (a range or a block boundary)
+    leaves the chunks of gpt2, cl100k and o200k unchanged: the ids cannot change either."""
+    from tokenmill import _core
+    from tokenmill.corpus.inputs import _CUT, _cut_of
+
+    data = text.encode()
+    cuts = {_cut_of(m) for k in range(len(data)) if (m := _CUT.match(data, k))}
+    for pattern in ("gpt2", "cl100k", "o200k"):
+        whole = _core.split(pattern, text)
+        for cut in cuts:
+            left, right = data[:cut].decode(), data[cut:].decode()
+            assert _core.split(pattern, left) + _core.split(pattern, right) == whole, (
+                pattern,
+                cut,
+            )
+
+
+def test_indented_and_crlf_text_is_cut_into_items(tmp_path):
+    holmes = bundled_corpus("holmes")[:200_000]  # every line is indented
+    (tmp_path / "h.txt").write_bytes(holmes.replace("\n", "\r\n").encode())
+    r = corpus.encode([tmp_path / "h.txt"], "gpt2", tmp_path / "o", item_bytes=20_000,
+                      progress=False)  # fmt: skip
+    assert r.manifest["plan"]["items"] >= 10
+    assert read_split(tmp_path / "o") == oracle_stream([holmes.replace("\n", "\r\n")])
+
 
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

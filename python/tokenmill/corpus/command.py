@@ -50,7 +50,12 @@ def add_encode_corpus_arguments(sp: argparse.ArgumentParser) -> None:
     )
     sp.add_argument("--dtype", choices=["uint16", "uint32"], help="default: smallest that fits")
     sp.add_argument("-w", "--workers", type=int, default=None, help="default: all CPUs")
-    sp.add_argument("--engine", choices=["local", "ray"], default="local")
+    sp.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help="threads here (local, default) or Ray tasks (ray); the shards are the same",
+    )
     sp.add_argument(
         "--ray-address", metavar="ADDR", help="Ray cluster to use (default: a local Ray)"
     )

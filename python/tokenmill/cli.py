@@ -380,6 +380,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_arguments(
         add("serve", "a tokenizer playground in the browser (and JSON API)", cmd_serve)
     )
+
+    # Corpus shards (tokenmill.corpus): implementation in corpus/command.py.
+    from tokenmill.corpus import command as corpus_cmd
+
+    corpus_cmd.add_encode_corpus_arguments(
+        add("encode-corpus", "a corpus -> token shards + manifest", corpus_cmd.run_encode_corpus)
+    )
+    corpus_cmd.add_verify_arguments(
+        add("verify-shards", "check shards against their manifest", corpus_cmd.run_verify)
+    )
     return p
 
 

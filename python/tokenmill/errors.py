@@ -118,3 +118,16 @@ class PlaygroundRequestError(TokenmillError, ValueError):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+class CorpusInputError(TokenmillError, ValueError):
+    """An input of ``tokenmill.corpus.encode`` that cannot be read: the message names the
+    file and line (or row) and what to do (fix it, or ``on_error="skip"``)."""
+
+
+class ManifestError(TokenmillError, ValueError):
+    """A shard folder whose manifest is missing, unreadable or from a different run."""
+
+
+class CorruptShardError(TokenmillError, ValueError):
+    """A shard whose size or sha256 differs from the manifest's; the message names it."""

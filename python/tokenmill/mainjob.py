@@ -100,6 +100,15 @@ def add_train_arguments(sp: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="where to write the tokenizer (default: <corpus>-<vocab>.tokenmill)",
     )
+    sp.add_argument(
+        "--engine",
+        choices=["local", "ray"],
+        default="local",
+        help="count chunks here (local) or as Ray tasks (ray); the merges are the same",
+    )
+    sp.add_argument(
+        "--ray-address", metavar="ADDR", help="Ray cluster to use (default: start a local Ray)"
+    )
     sp.add_argument("--log", action="store_true", help="print every merge to stderr")
     sp.add_argument("--top", type=int, default=10, help="how many merges and tokens to show")
 
@@ -116,6 +125,8 @@ def run_train(args: argparse.Namespace) -> None:
         label = corpus[0].stem if len(corpus) == 1 else "corpus"
         sample = None
     else:
+        if args.engine == "ray":
+            raise UserError("--engine ray trains on files: name them (FILE...)")
         corpus = sample = bundled_corpus(args.corpus)
         label = args.corpus
     out = Path(args.out or f"{label}-{args.vocab_size}.tokenmill")
@@ -131,6 +142,8 @@ def run_train(args: argparse.Namespace) -> None:
         name=out.name.split(".")[0],
         progress=None if not args.quiet else False,
         verbose=args.log,
+        engine=args.engine,
+        ray_address=args.ray_address,
     )
     seconds = time.perf_counter() - start
     written = tok.save(out)

@@ -47,6 +47,8 @@ MERGES_PER_CALL = 512
 # A run is "long" (the automatic progress bar shows) above this many bytes or merges.
 LONG_BYTES = 50 << 20
 LONG_MERGES = 20_000
+# Files are counted by Ray tasks in pieces of about this many bytes.
+RAY_ITEM_BYTES = 32 << 20
 
 
 def train(
@@ -62,6 +64,8 @@ def train(
     progress: bool | None = None,
     verbose: bool = False,
     log: Log | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer on ``corpus``.
 
@@ -82,6 +86,13 @@ def train(
 
     ``progress``: a progress bar on stderr (None: only for long runs on a terminal).
     ``verbose``: log every merge to stderr; ``log``: a callable or file to log to instead.
+
+    ``engine="ray"`` counts the chunks of the files as Ray tasks (``ray_address`` of a
+    cluster, else a local Ray with ``num_threads`` CPUs): each task counts one piece of a file
+    (cut where the pattern cannot match across, see :mod:`tokenmill.corpus.inputs`) and sends
+    back its distinct chunks in order of first occurrence; the driver adds them up in corpus
+    order and learns the merges, exactly the merges of the local engine. The corpus must then
+    be file paths.
 
     >>> import io, tokenmill
     >>> out = io.StringIO()
@@ -108,13 +119,24 @@ def train(
 
     trainer = _core.CoreTrainer(pattern, specials, threads)
     bar = _Progress(progress)
-    for batch in _batches(corpus, text_field):
-        try:
-            trainer.feed(batch)
-        except UnicodeEncodeError:
-            # Lone surrogates (not valid Unicode): handled as tiktoken's encode does.
-            trainer.feed([_clean(t) for t in batch])
-        bar.counting(trainer.stats()[0])
+    if engine == "ray":
+        from tokenmill.corpus.ray_engine import count_files
+
+        for counted, n_bytes in count_files(
+            _paths(corpus), pattern, specials, text_field, threads, ray_address, RAY_ITEM_BYTES
+        ):
+            trainer.add_counted(counted, n_bytes)
+            bar.counting(trainer.stats()[0])
+    elif engine == "local":
+        for batch in _batches(corpus, text_field):
+            try:
+                trainer.feed(batch)
+            except UnicodeEncodeError:
+                # Lone surrogates (not valid Unicode): handled as tiktoken's encode does.
+                trainer.feed([_clean(t) for t in batch])
+            bar.counting(trainer.stats()[0])
+    else:
+        raise TrainingError(f"engine must be 'local' or 'ray', not {engine!r}")
     n_bytes, n_chunks, _ = trainer.stats()
     if n_chunks == 0:
         raise TrainingError(
@@ -158,6 +180,16 @@ def train(
         name=name,
         merges=merges,
     )
+
+
+def _paths(corpus: Corpus) -> list[Path]:
+    """The corpus as file paths (what the Ray engine distributes)."""
+    items = [corpus] if isinstance(corpus, str | os.PathLike) else list(corpus)  # type: ignore[arg-type]
+    if not items or not all(isinstance(p, os.PathLike) for p in items):
+        raise TrainingError(
+            "engine='ray' trains on files: pass paths (pathlib.Path), not text; a str is text"
+        )
+    return [Path(p) for p in items]
 
 
 def _check_specials(special_tokens: Sequence[str]) -> list[str]:

@@ -39,6 +39,29 @@ impl CoreTrainer {
             .map_err(|e| to_py(py, e, None))
     }
 
+    /// The distinct chunks counted so far as (chunk, count), in order of first occurrence:
+    /// what a worker that counted one part of a corpus sends back.
+    fn counted(&self) -> Vec<(String, u64)> {
+        self.trainer
+            .counted()
+            .into_iter()
+            .map(|(c, n)| (c.to_string(), n))
+            .collect()
+    }
+
+    /// Add the `counted()` of a trainer that counted the next `n_bytes` of the corpus; adding
+    /// the parts in corpus order gives exactly the counts of feeding the whole corpus here.
+    fn add_counted(
+        &mut self,
+        py: Python<'_>,
+        counted: Vec<(PyBackedStr, u64)>,
+        n_bytes: u64,
+    ) -> PyResult<()> {
+        let trainer = &mut self.trainer;
+        py.detach(|| trainer.add_counted(&counted, n_bytes))
+            .map_err(|e| to_py(py, e, None))
+    }
+
     /// (bytes, chunks, distinct chunks) counted so far.
     fn stats(&self) -> (u64, u64, usize) {
         self.trainer.stats()

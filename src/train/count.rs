@@ -167,6 +167,39 @@ impl ChunkCounter {
         Ok(())
     }
 
+    /// Add chunks counted elsewhere (by another counter over the next part of the corpus),
+    /// as [`ChunkCounter::counted`] returns them: in order of first occurrence. `bytes` is the
+    /// size of that part. They count as occurring after everything fed so far, in the given
+    /// order, so counting a corpus in parts (on other machines) and adding the parts in corpus
+    /// order gives the same words, counts and first-occurrence order as counting it here.
+    pub fn add_counted<S: AsRef<str>>(&mut self, counted: &[(S, u64)], bytes: u64) {
+        let base = self.fed;
+        for (i, (chunk, count)) in counted.iter().enumerate() {
+            let first = base + i as u64;
+            self.chunks += count;
+            match self.counts.get_mut(chunk.as_ref()) {
+                Some(s) => s.count += count,
+                None => {
+                    self.counts.insert(
+                        chunk.as_ref().into(),
+                        Seen {
+                            count: *count,
+                            first,
+                        },
+                    );
+                }
+            }
+        }
+        self.fed = base + bytes.max(counted.len() as u64);
+    }
+
+    /// The distinct chunks counted so far with their counts, in order of first occurrence.
+    pub fn counted(&self) -> Vec<(&str, u64)> {
+        let mut all: Vec<(&str, Seen)> = self.counts.iter().map(|(c, s)| (&**c, *s)).collect();
+        all.sort_unstable_by_key(|(_, s)| s.first);
+        all.into_iter().map(|(c, s)| (c, s.count)).collect()
+    }
+
     /// The distinct chunks as bytes with their counts, in order of first occurrence.
     pub fn into_words(self) -> Vec<(Box<[u8]>, u64)> {
         let mut all: Vec<(Box<str>, Seen)> = self.counts.into_iter().collect();
@@ -227,6 +260,30 @@ mod tests {
         for (w, n) in got {
             assert_eq!(whole[&w], n, "{w:?}");
         }
+    }
+
+    #[test]
+    fn counting_in_parts_and_adding_them_in_order_is_counting_the_whole() {
+        let texts = ["ab cd ab", " cd ef", "ab gh cd"];
+        let whole = words("gpt2", &texts);
+        let mut driver = ChunkCounter::new("gpt2", &[]).unwrap();
+        for part in [&texts[..1], &texts[1..]] {
+            let mut c = ChunkCounter::new("gpt2", &[]).unwrap();
+            c.feed(part).unwrap();
+            let counted: Vec<(String, u64)> = c
+                .counted()
+                .into_iter()
+                .map(|(w, n)| (w.to_string(), n))
+                .collect();
+            driver.add_counted(&counted, c.bytes());
+        }
+        assert_eq!(driver.chunks(), 8);
+        let got: Vec<(String, u64)> = driver
+            .into_words()
+            .into_iter()
+            .map(|(w, n)| (String::from_utf8(w.into_vec()).unwrap(), n))
+            .collect();
+        assert_eq!(got, whole);
     }
 
     #[test]

@@ -73,6 +73,33 @@ impl Trainer {
         }
     }
 
+    /// Add chunks counted by another trainer over the next part of the corpus (see
+    /// [`ChunkCounter::add_counted`]); `bytes` is the size of that part.
+    pub fn add_counted<S: AsRef<str>>(
+        &mut self,
+        counted: &[(S, u64)],
+        bytes: u64,
+    ) -> Result<(), Error> {
+        match &mut self.counter {
+            Some(c) => {
+                c.add_counted(counted, bytes);
+                Ok(())
+            }
+            None => Err(Error::InvalidTraining {
+                message: "cannot add counts once merging has started".into(),
+            }),
+        }
+    }
+
+    /// The distinct chunks counted so far with their counts, in order of first occurrence
+    /// (empty once merging has started).
+    pub fn counted(&self) -> Vec<(&str, u64)> {
+        self.counter
+            .as_ref()
+            .map(|c| c.counted())
+            .unwrap_or_default()
+    }
+
     /// (bytes, chunks, distinct chunks) counted so far.
     pub fn stats(&self) -> (u64, u64, usize) {
         match (&self.counter, &self.merger) {

@@ -1,0 +1,17 @@
+"""Whole corpora -> token shards for training, on all cores or a Ray cluster, and back.
+
+- :func:`encode` writes raw ``uint16``/``uint32`` shards plus ``manifest.json``
+  (:mod:`tokenmill.corpus.shards` describes the layout); ``tokenmill encode-corpus`` is the CLI.
+- :func:`verify` re-hashes the shards against the manifest.
+- :class:`ShardLoader` memory-maps the shards and yields ``(x, y)`` batches.
+- :func:`read_manifest` reads the manifest.
+
+The Ray engine (``engine="ray"``) lives in :mod:`tokenmill.corpus.ray_engine`; Ray is
+imported only when it is used.
+"""
+
+from tokenmill.corpus.driver import EncodeResult, encode
+from tokenmill.corpus.loader import ShardLoader
+from tokenmill.corpus.shards import read_manifest, tokenizer_hash, verify
+
+__all__ = ["EncodeResult", "ShardLoader", "encode", "read_manifest", "tokenizer_hash", "verify"]

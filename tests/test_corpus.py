@@ -144,6 +144,18 @@ def test_identical_for_any_worker_count_and_item_size(tmp_path, mixed):
         assert m == runs[0][1]
 
 
+def test_progress_line_on_stderr(tmp_path, capsys):
+    path = write_jsonl(tmp_path / "a.jsonl", DOCS)
+    r = corpus.encode([path], "gpt2", tmp_path / "o", progress=True)
+    err = capsys.readouterr().err
+    last = err.split("\r")[-1]
+    # The final redraw reports every byte and token, and ends the line.
+    assert f"{r.manifest['tokens']:,} tokens" in last and "MB/s" in last and "(100%)" in last
+    assert last.endswith("\x1b[K\n")
+    corpus.encode([path], "gpt2", tmp_path / "p", progress=False)
+    assert capsys.readouterr().err == ""
+
+
 def test_uint32_for_large_vocabularies_and_no_eot(tmp_path):
     path = write_jsonl(tmp_path / "a.jsonl", DOCS)
     corpus.encode([path], "o200k_base", tmp_path / "o", eot=None, progress=False)

@@ -20,7 +20,6 @@ import io
 import json
 import os
 import sys
-import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from tokenmill.errors import (
     TrainingError,
     TrainingWarning,
 )
+from tokenmill.progress import StatusLine
 from tokenmill.tokenizer import Merge, Tokenizer, _clean, default_threads
 
 Corpus = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
@@ -380,36 +380,25 @@ class _Progress:
     """A one-line progress bar on stderr: counting (MB read), then merging (k of n)."""
 
     def __init__(self, enabled: bool | None) -> None:
-        self.enabled = enabled
+        # None: shown only for a long run on a terminal, decided once the size is known.
         self.auto = enabled is None
-        self.start = time.perf_counter()
-        self.last = 0.0
+        self.status = StatusLine(bool(enabled))
         self.wanted = 0
-        self.shown = False
-        self.line = ""
 
     def _draw(self, line: str, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if not force and now - self.last < 0.1:
-            return
-        self.last = now
-        self.line = line
-        sys.stderr.write(f"\r{line} [{now - self.start:.1f} s]\x1b[K")
-        sys.stderr.flush()
-        self.shown = True
+        if self.status.enabled:
+            self.status.draw(f"{line} [{self.status.elapsed:.1f} s]", force)
 
     def counting(self, n_bytes: int) -> None:
         if self.auto:
-            self.enabled = n_bytes > LONG_BYTES and sys.stderr.isatty()
+            self.status.enabled = n_bytes > LONG_BYTES and sys.stderr.isatty()
         self._draw(f"training: counted {n_bytes / 1e6:,.1f} MB")
 
     def start_merging(self, wanted: int, n_bytes: int) -> None:
         self.wanted = wanted
         if self.auto:
             long = n_bytes > LONG_BYTES or wanted > LONG_MERGES
-            self.enabled = long and sys.stderr.isatty()
+            self.status.enabled = long and sys.stderr.isatty()
 
     def merging(self, done: int) -> None:
         self._draw(self.merge_line(done))
@@ -421,10 +410,7 @@ class _Progress:
         return f"training: merges [{bar}] {done:,}/{self.wanted:,}"
 
     def done(self, line: str) -> None:
-        if self.enabled:
-            self._draw(line, force=True)
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        self.status.finish(f"{line} [{self.status.elapsed:.1f} s]")
 
 
 __all__ = ["safe_cut", "train"]

@@ -33,6 +33,7 @@ import numpy.typing as npt
 from tokenmill.corpus import inputs as _in
 from tokenmill.corpus import shards as _sh
 from tokenmill.errors import CorpusInputError, ManifestError
+from tokenmill.progress import StatusLine
 
 # A work item is about this many bytes of input (the unit of Ray tasks and of resuming).
 ITEM_BYTES = 32 << 20
@@ -620,28 +621,25 @@ class _Bar:
     """One line on stderr: MB read (of the total), MB/s, tokens, tokens/s."""
 
     def __init__(self, enabled: bool | None, total: int) -> None:
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.line = StatusLine(enabled, interval=0.2)
         self.total = total
-        self.start = time.perf_counter()
-        self.last = 0.0
+
+    @property
+    def enabled(self) -> bool:
+        return self.line.enabled
+
+    def text(self, nbytes: int, ntokens: int) -> str:
+        dt = max(self.line.elapsed, 1e-9)
+        pct = f" ({100 * nbytes / self.total:.0f}%)" if self.total else ""
+        return (
+            f"encoding: {nbytes / 1e6:,.1f} MB{pct}, {nbytes / 1e6 / dt:,.1f} MB/s, "
+            f"{ntokens:,} tokens, {ntokens / dt / 1e6:,.2f} M tokens/s"
+        )
 
     def update(self, nbytes: int, ntokens: int, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if not force and now - self.last < 0.2:
-            return
-        self.last = now
-        dt = max(now - self.start, 1e-9)
-        pct = f" ({100 * nbytes / self.total:.0f}%)" if self.total else ""
-        sys.stderr.write(
-            f"\rencoding: {nbytes / 1e6:,.1f} MB{pct}, {nbytes / 1e6 / dt:,.1f} MB/s, "
-            f"{ntokens:,} tokens, {ntokens / dt / 1e6:,.2f} M tokens/s\x1b[K"
-        )
-        sys.stderr.flush()
+        if self.line.enabled:
+            self.line.draw(self.text(nbytes, ntokens), force)
 
     def done(self, manifest: dict[str, Any]) -> None:
-        if self.enabled:
-            self.update(manifest["bytes"], manifest["tokens"], force=True)
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        if self.line.enabled:
+            self.line.finish(self.text(manifest["bytes"], manifest["tokens"]))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runner import run_tokenmill
 
 import tokenmill
 
@@ -21,14 +22,7 @@ TEXT = "Hello world! naïve café 日本語 🙂\n  indented\tline\n"
 
 
 def run(*args: str, stdin: bytes | str | None = None, cwd: Path | None = None):
-    data = stdin.encode() if isinstance(stdin, str) else stdin
-    return subprocess.run(
-        [sys.executable, "-m", "tokenmill", *args],
-        input=data,
-        capture_output=True,
-        cwd=cwd,
-        timeout=300,
-    )
+    return run_tokenmill(*args, stdin=stdin, cwd=cwd, text=False)
 
 
 def ok(*args: str, stdin: bytes | str | None = None, cwd: Path | None = None) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runner import run_tokenmill
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import tiktoken_encoding
@@ -540,9 +541,7 @@ def test_loader_errors(shard_dir, tmp_path):
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tokenmill", *args], capture_output=True, text=True, timeout=120
-    )
+    return run_tokenmill(*args, timeout=120)
 
 
 def test_cli_encode_corpus(tmp_path, mixed):

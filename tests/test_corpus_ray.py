@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runner import run_tokenmill
 
 import tokenmill
 import tokenmill.corpus as corpus
@@ -99,20 +100,13 @@ def test_train_on_ray_errors(local_ray, tmp_path):
 def test_cli_train_engine_ray(inputs, tmp_path):
     """`tokenmill train --engine ray` (its own local Ray, in a subprocess) writes the tokenizer
     the local trainer learns."""
-    import subprocess
-    import sys
-
     out = tmp_path / "t.tokenmill"
-    p = subprocess.run(
-        [sys.executable, "-m", "tokenmill", "train", str(inputs[0]), "-v", "600", "--engine",
-         "ray", "--threads", "2", "-o", str(out), "--json", "-q"],
-        capture_output=True, text=True, timeout=300,
+    p = run_tokenmill(
+        "train", str(inputs[0]), "-v", "600", "--engine", "ray", "--threads", "2",
+        "-o", str(out), "--json", "-q",
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
     assert tokenmill.load(out).merges == tokenmill.train([inputs[0]], 600, progress=False).merges
-    p = subprocess.run(
-        [sys.executable, "-m", "tokenmill", "train", "--engine", "ray"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    p = run_tokenmill("train", "--engine", "ray", timeout=60)
     assert p.returncode == 2
     assert p.stderr == "tokenmill: error: --engine ray trains on files: name them (FILE...)\n"

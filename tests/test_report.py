@@ -10,13 +10,13 @@ import csv
 import io
 import json
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runner import run_tokenmill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracle import tiktoken_encoding
@@ -482,13 +482,7 @@ def test_html_renders_in_chromium(small_report, tmp_path, page):
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tokenmill", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-    )
+    return run_tokenmill(*args, cwd=cwd)
 
 
 def test_cli_report(tmp_path, trained):

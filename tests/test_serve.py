@@ -25,6 +25,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from cli_runner import run_tokenmill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -703,9 +704,7 @@ def test_screenshot(page, server):
 
 
 def run_cli(*args, timeout=120):
-    return subprocess.run(
-        [sys.executable, "-m", "tokenmill", *args], capture_output=True, text=True, timeout=timeout
-    )
+    return run_tokenmill(*args, timeout=timeout)
 
 
 def test_cli_help():

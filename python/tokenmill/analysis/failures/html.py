@@ -22,7 +22,8 @@ td:has(.tok), td:has(.err), td.l { text-align: left; }
 thead th { background: #f3f3f3; }
 code, .tok { font-family: ui-monospace, monospace; }
 .tok { background: #e8f0fe; border: 1px solid #b6c8ef; border-radius: 3px; padding: 0 2px;
-       margin: 0 1px; white-space: pre; }
+       margin: 1px; white-space: pre; display: inline-block; line-height: 1.3; }
+.wide { overflow-x: auto; }
 .note { color: #555; font-size: 0.92em; }
 .err { color: #a00; }
 svg.chart { display: block; margin: 1em 0; max-width: 100%; height: auto; }
@@ -51,7 +52,10 @@ def _toks(pieces: list[str]) -> str:
 def _table(headers: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # Inline-block tokens let a cell wrap between them; the rare table still too wide for the
+    # page scrolls on its own instead of widening the page.
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="wide">{table}</div>'
 
 
 def _by_tok(names: list[str], label: str, rows: list[tuple[str, list[str]]]) -> str:

@@ -47,7 +47,7 @@ from pathlib import Path
 import tokenmill
 from tokenmill.mainjob import bundled_corpus
 from tokenmill.serve.api import Playground
-from tokenmill.serve.server import make_server
+from tokenmill.serve.server import PlaygroundServer
 
 SETS = {"gpt2": ["gpt2"], "3 panels": ["gpt2", "cl100k_base", "o200k_base"]}
 
@@ -93,7 +93,7 @@ def main() -> None:
 
     source = Path(args.text).read_text("utf-8") if args.text else bundled_corpus("holmes")
     names = sorted({n for s in SETS.values() for n in s})
-    server = make_server(Playground({n: tokenmill.load(n) for n in names}), port=0)
+    server = PlaygroundServer(Playground({n: tokenmill.load(n) for n in names}), port=0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     rows = []
     with sync_playwright() as p:

@@ -72,7 +72,8 @@ def test_spelling_histogram_and_longest_by_brute_force(small_report, gpt2, train
         lengths = Counter(len(t) for t in toks)
         assert sec["length_histogram"]["1"] == lengths[1] == 256
         assert sec["length_histogram"]["5"] == lengths[5]
-        assert sec["length_histogram"]["17-32"] == sum(lengths[n] for n in range(17, 33))
+        assert sec["length_histogram"]["17-24"] == sum(lengths[n] for n in range(17, 25))
+        assert sec["length_histogram"]["33-64"] == sum(lengths[n] for n in range(33, 65))
         assert sum(sec["length_histogram"].values()) == len(toks)
         chars = sorted(
             (len(t.decode()) for t in toks if _is_utf8(t)),

@@ -33,7 +33,7 @@ import tokenmill
 from tokenmill.errors import PlaygroundRequestError
 from tokenmill.mainjob import bundled_corpus
 from tokenmill.serve.api import Playground
-from tokenmill.serve.server import make_server, warn_if_exposed
+from tokenmill.serve.server import PlaygroundServer, warn_if_exposed
 
 STATIC = Path(tokenmill.__file__).parent / "serve" / "static"
 TEXT = "Hello world! naïve café Привет 日本語 🙂 1234567\n\tdef f(x):  return x\n"
@@ -68,7 +68,7 @@ def playground(toks):
 
 
 def start(playground, **kw):
-    server = make_server(playground, port=0, **kw)
+    server = PlaygroundServer(playground, port=0, **kw)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 

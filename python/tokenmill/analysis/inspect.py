@@ -31,8 +31,12 @@ def _shown(data: bytes) -> str:
     return repr(text)
 
 
-def _length_bucket(n: int) -> str:
-    """Histogram rows: each length up to 16 bytes, then wider ranges."""
+# Token-length histogram rows (bytes): each length up to 16, then wider ranges.
+LENGTH_BUCKETS = (*(str(n) for n in range(1, 17)), "17-24", "25-32", "33-64", "65+")
+
+
+def length_bucket(n: int) -> str:
+    """The histogram row of a token of ``n`` bytes (one of ``LENGTH_BUCKETS``)."""
     if n <= 16:
         return str(n)
     for lo, hi in ((17, 24), (25, 32), (33, 64)):
@@ -60,7 +64,7 @@ def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
     lengths = Counter(len(t) for t in tokens)
     buckets: Counter[str] = Counter()
     for length in sorted(lengths):
-        buckets[_length_bucket(length)] += lengths[length]
+        buckets[length_bucket(length)] += lengths[length]
     longest = sorted(range(len(tokens)), key=lambda r: (-len(tokens[r]), r))[:top]
     return {
         "name": tok.name,

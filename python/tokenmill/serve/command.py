@@ -69,7 +69,7 @@ def add_serve_arguments(sp: argparse.ArgumentParser) -> None:
 def run_serve(args: argparse.Namespace) -> None:
     from tokenmill.cli import UserError, _load, _progress
     from tokenmill.serve.api import Playground, display_names
-    from tokenmill.serve.server import make_server, warn_if_exposed
+    from tokenmill.serve.server import PlaygroundServer, warn_if_exposed
 
     specs = list(args.tokenizers) or list(DEFAULT_TOKENIZERS)
     if not 0 <= args.port <= 65535:
@@ -79,7 +79,7 @@ def run_serve(args: argparse.Namespace) -> None:
         raise UserError("the same tokenizer is given twice")
     playground = Playground({name: _load(spec) for name, spec in zip(names, specs, strict=True)})
     try:
-        server = make_server(
+        server = PlaygroundServer(
             playground,
             args.host,
             args.port,

@@ -13,7 +13,7 @@ Safe by default for a server on a developer's machine:
   request to any other origin, and puts user text into the DOM only as text.
 
 >>> import json, threading, urllib.request, tokenmill
->>> server = make_server(Playground({"gpt2": tokenmill.load("gpt2")}), port=0)
+>>> server = PlaygroundServer(Playground({"gpt2": tokenmill.load("gpt2")}), port=0)
 >>> threading.Thread(target=server.serve_forever, daemon=True).start()
 >>> req = urllib.request.Request(server.url + "api/encode", data=b'{"text": "hi there"}',
 ...                              headers={"Content-Type": "application/json"})
@@ -104,7 +104,12 @@ def host_allowed(header: str | None, allowed_names: frozenset[str]) -> bool:
 
 
 class PlaygroundServer(ThreadingHTTPServer):
-    """A threading HTTP server holding a :class:`Playground` and its limits."""
+    """A threading HTTP server holding a :class:`Playground` and its limits, bound to
+    ``host:port`` (port 0: any free port; see ``.url``).
+
+    Call ``serve_forever()`` (in a thread if need be) and ``shutdown()``. ``log`` is a text
+    stream for one line per refused request (None: silent).
+    """
 
     daemon_threads = True
 
@@ -145,25 +150,6 @@ class PlaygroundServer(ThreadingHTTPServer):
         if host in ("0.0.0.0", "::"):
             shown = "127.0.0.1" if host == "0.0.0.0" else "[::1]"
         return f"http://{shown}:{port}/"
-
-
-def make_server(
-    playground: Playground,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    *,
-    max_body: int = DEFAULT_MAX_BODY,
-    allowed_hosts: frozenset[str] = frozenset(),
-    log: Any = None,
-) -> PlaygroundServer:
-    """A playground server bound to ``host:port`` (port 0: any free port; see ``.url``).
-
-    Call ``serve_forever()`` (in a thread if need be) and ``shutdown()``. ``log`` is a text
-    stream for one line per refused request (None: silent).
-    """
-    return PlaygroundServer(
-        playground, host, port, max_body=max_body, allowed_hosts=allowed_hosts, log=log
-    )
 
 
 def _static(name: str) -> bytes:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tokenmill.analysis.failures.encoded import shown
+from tokenmill.analysis.inspect import LENGTH_BUCKETS, length_bucket
 
 if TYPE_CHECKING:
     from tokenmill.tokenizer import Tokenizer
@@ -30,20 +31,15 @@ PROBES = (
     " unbelievably",
     ".translatesAutoresizingMaskIntoConstraints",
 )
-LENGTH_BINS = (*(str(n) for n in range(1, 17)), "17-32", "33+")
-
-
-def _bin(n: int) -> str:
-    return str(n) if n <= 16 else "17-32" if n <= 32 else "33+"
 
 
 def compute(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
     """Token lengths (bytes), the longest tokens in characters, and the probe strings' splits."""
     tokens = tok._core.tokens()
-    hist = dict.fromkeys(LENGTH_BINS, 0)
+    hist = dict.fromkeys(LENGTH_BUCKETS, 0)
     chars = []
     for t in tokens:
-        hist[_bin(len(t))] += 1
+        hist[length_bucket(len(t))] += 1
         try:
             chars.append(len(t.decode("utf-8")))
         except UnicodeDecodeError:

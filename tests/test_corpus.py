@@ -297,6 +297,49 @@ def test_resume_after_sigkill_gives_the_same_shards(tmp_path):
     assert again.bytes_read == 0 and again.manifest == r.manifest
 
 
+class _Killed(BaseException):
+    """Stands for SIGKILL: the run stops where it is (its finally blocks only close files)."""
+
+
+@pytest.mark.parametrize("shard_tokens", [3_000, 700])  # one or several shards per item
+def test_a_run_killed_after_a_shard_filled_but_before_its_checkpoint_resumes(
+    tmp_path, monkeypatch, shard_tokens
+):
+    # The window the SIGKILL test hits only by chance: the pending shard filled, was renamed
+    # to its shard name and a new pending file holds what followed, but the manifest still
+    # describes the previous checkpoint.
+    import tokenmill.corpus.driver as driver
+
+    text = bundled_corpus("holmes")[:200_000]
+    path = write_jsonl(
+        tmp_path / "a.jsonl", [text[i : i + 2_000] for i in range(0, 200_000, 2_000)]
+    )
+    opts = dict(shard_tokens=shard_tokens, item_bytes=10_000, progress=False)
+    corpus.encode([path], "gpt2", tmp_path / "clean", **opts)
+    want = folder_bytes(tmp_path / "clean")
+    real = driver._checkpoint
+    shards_at_checkpoint = 0
+
+    def checkpoint_or_die(out, header, writers, *args):
+        nonlocal shards_at_checkpoint
+        w = writers["train"]
+        if shards_at_checkpoint >= 2 and w.new_shards and w.fill:
+            raise _Killed
+        real(out, header, writers, *args)
+        shards_at_checkpoint = len(w.shards)
+
+    monkeypatch.setattr(driver, "_checkpoint", checkpoint_or_die)
+    with pytest.raises(_Killed):
+        corpus.encode([path], "gpt2", tmp_path / "o", **opts)
+    monkeypatch.setattr(driver, "_checkpoint", real)
+    m = corpus.read_manifest(tmp_path / "o")
+    listed = len(m["splits"]["train"]["shards"])
+    assert (tmp_path / "o" / f"train_{listed:06d}.bin").is_file()  # written after the checkpoint
+    r = corpus.encode([path], "gpt2", tmp_path / "o", **opts)
+    assert r.resumed_from_item > 0
+    assert folder_bytes(tmp_path / "o") == want
+
+
 def test_a_run_killed_before_its_first_shard_resumes(tmp_path):
     path = write_jsonl(tmp_path / "a.jsonl", DOCS)
     out = tmp_path / "o"

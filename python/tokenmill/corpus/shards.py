@@ -69,7 +69,8 @@ class SplitWriter:
     fsynced and renamed to its shard name, which is atomic: a shard name never holds half a
     shard. At a checkpoint (:meth:`save_pending`) the pending file is fsynced and its length
     and sha256 go into the manifest; :meth:`restore` cuts it back to that length, checks the
-    hash and appends from there.
+    hash and appends from there. If the shard filled after the checkpoint, its bytes start
+    the next shard's file, which :meth:`restore` takes back as the pending file.
     """
 
     def __init__(self, out: Path, split: str, shard_tokens: int, dtype: str) -> None:
@@ -169,23 +170,48 @@ class SplitWriter:
                 )
         self.shards = list(shards)
         size = pending["tokens"] * self.dtype.itemsize
-        try:
-            f = open(self.pending_path, "r+b")
-        except FileNotFoundError:
-            f = open(self.pending_path, "w+b")
-        f.truncate(size)  # bytes written after the checkpoint are written again
-        h = hashlib.sha256()
-        while block := f.read(1 << 22):
-            h.update(block)
-        if f.tell() != size or h.hexdigest() != pending["sha256"]:
-            f.close()
+        # A kill after the pending shard filled (renamed to the next shard's name) but before
+        # the next checkpoint leaves the checkpoint's bytes at the start of that shard, and a
+        # new pending file holding what followed.
+        follow_on = self.out / shard_name(self.split, len(shards))
+        for path in (self.pending_path, follow_on):
+            h = _prefix_hash(path, size)
+            if h is not None and h.hexdigest() == pending["sha256"]:
+                break
+        else:
             raise ManifestError(
                 f"{self.pending_path}: the shard being written when the run stopped is "
                 "missing or damaged; start again with overwrite=True (--overwrite)"
             )
+        if path != self.pending_path:
+            os.replace(path, self.pending_path)
+        # Shards finished after the checkpoint are written again (with the same bytes).
+        k = len(shards)
+        while (later := self.out / shard_name(self.split, k)).is_file():
+            later.unlink()
+            k += 1
+        f = open(self.pending_path, "a+b")  # appends land at the end, whatever the position
+        f.truncate(size)  # bytes written after the checkpoint are written again
         self._file, self._hash = f, h
         self.fill = pending["tokens"]
         self.docs = pending["documents"]
+
+
+def _prefix_hash(path: Path, size: int) -> Any:
+    """The running sha256 of the first ``size`` bytes of ``path``; None when it is shorter
+    or missing (and ``size`` is not 0)."""
+    h = hashlib.sha256()
+    if size == 0:
+        return h
+    try:
+        with open(path, "rb") as f:
+            left = size
+            while left and (block := f.read(min(left, 1 << 22))):
+                h.update(block)
+                left -= len(block)
+    except FileNotFoundError:
+        return None
+    return None if left else h
 
 
 def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any]:

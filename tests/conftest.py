@@ -4,8 +4,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# No per-example time limit: CI machines are shared and slow at times, and a slow example is
+# not a wrong one (speed is measured in benchmarks/). Tests' own @settings add to this.
+settings.register_profile("tokenmill", deadline=None)
+settings.load_profile("tokenmill")
 
 # Large corpora for extended checks; present in CI, possibly absent in a user's clone.
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -6,6 +6,7 @@
 
 pub mod encode;
 pub mod error;
+mod pages;
 pub mod pretokenize;
 pub mod train;
 pub mod vocab;

@@ -8,11 +8,13 @@
 //! and are cleared once at their largest size: simpler and, on real text, no worse than an
 //! eviction policy, because the frequent chunks come back at once.
 
+use crate::pages::{Table, Zeroable};
 use std::cell::RefCell;
 
 /// Longest chunk the cache holds (the 16th key byte is the length).
 pub const MAX_KEY: usize = 15;
-/// Most ids one entry holds.
+/// Most ids a first-level slot holds inline; a short chunk of more ids keeps them in the
+/// level's spill arena.
 pub const MAX_IDS: usize = 3;
 /// The first level starts with this many slots and doubles when 3/4 full, up to `MAX_SLOTS`
 /// (16 MB), then clears. Growing instead of clearing keeps a large corpus's chunks: with a
@@ -25,14 +27,22 @@ const MAX_SLOTS: usize = 1 << 19;
 struct Slot {
     key: u128,
     n: u32,
+    /// The ids if `n <= MAX_IDS`, else `ids[0]` is where they start in `spill`.
     ids: [u32; MAX_IDS],
 }
 
+// SAFETY: integers only; an all-zero slot is the empty slot.
+unsafe impl Zeroable for Slot {}
+
 pub struct ChunkCache {
     owner: u64,
-    slots: Vec<Slot>,
+    slots: Table<Slot>,
     mask: usize,
     used: usize,
+    /// Ids of short chunks of more than `MAX_IDS` ids: gpt2 has no token for a run of spaces,
+    /// so a 4-space indent after a newline is 5 ids (7% of holmes's chunks, 8% of code's).
+    /// Cleared with the slots.
+    spill: Vec<u32>,
     long: LongCache,
 }
 
@@ -50,12 +60,15 @@ const LONG_ARENA: usize = 32 << 20;
 /// arenas; a slot holds the chunk's hash and where its bytes and ids are. Cleared when 3/4 of
 /// the slots or the arena budget are used, like the first level.
 struct LongCache {
-    slots: Vec<LongSlot>,
+    slots: Table<LongSlot>,
     mask: usize,
     used: usize,
     keys: Vec<u8>,
     ids: Vec<u32>,
 }
+
+// SAFETY: integers only; an all-zero slot is the empty slot.
+unsafe impl Zeroable for LongSlot {}
 
 #[derive(Clone, Copy, Default)]
 struct LongSlot {
@@ -76,7 +89,7 @@ fn long_hash(chunk: &[u8]) -> u64 {
 impl LongCache {
     fn new() -> LongCache {
         LongCache {
-            slots: vec![LongSlot::default(); LONG_SLOTS],
+            slots: Table::zeroed(LONG_SLOTS),
             mask: LONG_SLOTS - 1,
             used: 0,
             keys: Vec::new(),
@@ -119,9 +132,9 @@ impl LongCache {
             self.clear();
             return;
         }
-        let old = std::mem::replace(&mut self.slots, vec![LongSlot::default(); size * 2]);
+        let old = std::mem::replace(&mut self.slots, Table::zeroed(size * 2));
         self.mask = size * 2 - 1;
-        for slot in old.into_iter().filter(|s| s.hash != 0) {
+        for &slot in old.iter().filter(|s| s.hash != 0) {
             let mut j = (slot.hash >> 32) as usize & self.mask;
             while self.slots[j].hash != 0 {
                 j = (j + 1) & self.mask;
@@ -158,34 +171,50 @@ impl LongCache {
     }
 }
 
-/// The key of a chunk of 1..=15 bytes: its bytes and length, built from a few overlapping
-/// loads instead of a variable-length copy (which compiled to a `memmove` call and cost 10% of
-/// encoding). Given the length, the loads cover every byte, so keys are unique per chunk.
+/// The key of a chunk of 1..=15 bytes: its bytes in order (zero-padded) and its length in the
+/// top byte, built from a few overlapping loads instead of a variable-length copy (which
+/// compiled to a `memmove` call and cost 10% of encoding). Keys are unique per chunk.
 #[inline]
 fn key_of(chunk: &[u8]) -> Option<u128> {
     let n = chunk.len();
+    let lo = |k: usize| u32::from_le_bytes(chunk[k..k + 4].try_into().unwrap_or_default()) as u64;
+    let lo8 = |k: usize| u64::from_le_bytes(chunk[k..k + 8].try_into().unwrap_or_default());
     let (lo, hi) = match n {
         // An empty chunk would have key 0, the empty-slot marker; the splitter never makes one.
         0 => return None,
-        1..=3 => {
-            let (a, b, c) = (chunk[0] as u64, chunk[n / 2] as u64, chunk[n - 1] as u64);
-            (a | b << 8 | c << 16, 0)
-        }
-        4..=8 => {
-            let first = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]) as u64;
-            let last =
-                u32::from_le_bytes([chunk[n - 4], chunk[n - 3], chunk[n - 2], chunk[n - 1]]) as u64;
-            (first | last << 32, 0)
-        }
-        9..=MAX_KEY => {
-            let first = u64::from_le_bytes(chunk[..8].try_into().ok()?);
-            // The last 7 bytes (first 8 + last 7 cover 15), leaving the top byte for the length.
-            let last = u64::from_le_bytes(chunk[n - 8..].try_into().ok()?) >> 8;
-            (first, last)
-        }
+        1 => (chunk[0] as u64, 0),
+        2 => (u16::from_le_bytes([chunk[0], chunk[1]]) as u64, 0),
+        3 => (
+            u32::from_le_bytes([chunk[0], chunk[1], chunk[2], 0]) as u64,
+            0,
+        ),
+        // Bytes 4..n are the top lanes of the last four.
+        4..=8 => (lo(0) | (lo(n - 4) >> (8 * (8 - n))) << 32, 0),
+        // Bytes 8..n are the top lanes of the last eight.
+        9..=MAX_KEY => (lo8(0), lo8(n - 8) >> (8 * (16 - n))),
         _ => return None,
     };
-    Some((hi as u128) << 64 | lo as u128 | (n as u128) << 120)
+    Some(with_len(lo as u128 | (hi as u128) << 64, n))
+}
+
+/// The key of `chunk`, which lies inside `text`: one 16-byte load from `text` where 16 bytes
+/// follow the chunk's start (all but the last few chunks), else [`key_of`].
+#[inline(always)]
+fn key_in(text: &[u8], chunk: &[u8]) -> Option<u128> {
+    let n = chunk.len();
+    let at = (chunk.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+    match text.get(at..at.wrapping_add(16)) {
+        Some(w) if n.wrapping_sub(1) < MAX_KEY => {
+            let w = u128::from_le_bytes(w.try_into().unwrap_or_default());
+            Some(with_len(w & ((1u128 << (8 * n)) - 1), n))
+        }
+        _ => key_of(chunk),
+    }
+}
+
+#[inline(always)]
+fn with_len(bytes: u128, n: usize) -> u128 {
+    bytes | (n as u128) << 120
 }
 
 #[inline]
@@ -198,9 +227,10 @@ impl ChunkCache {
     fn new(owner: u64) -> ChunkCache {
         ChunkCache {
             owner,
-            slots: vec![Slot::default(); SLOTS],
+            slots: Table::zeroed(SLOTS),
             mask: SLOTS - 1,
             used: 0,
+            spill: Vec::new(),
             long: LongCache::new(),
         }
     }
@@ -227,12 +257,7 @@ impl ChunkCache {
         loop {
             let slot = &self.slots[i];
             if slot.key == key {
-                // Most chunks are one token: a push beats a copy call.
-                if slot.n == 1 {
-                    out.push(slot.ids[0]);
-                } else {
-                    out.extend_from_slice(&slot.ids[..slot.n as usize]);
-                }
+                self.emit(slot, out);
                 return;
             }
             if slot.key == 0 {
@@ -240,19 +265,9 @@ impl ChunkCache {
             }
             i = (i + 1) & self.mask;
         }
-        // Short chunks of more than MAX_IDS ids (rare words: 7% of encoding time on holmes
-        // when they were recomputed each time) live in the second level.
-        let hash = long_hash(chunk);
-        if self.long.lookup(chunk, hash, out) {
-            return;
-        }
         let before = out.len();
         compute(out);
         let ids = &out[before..];
-        if ids.len() > MAX_IDS {
-            self.long.insert(chunk, hash, ids);
-            return;
-        }
         if self.used >= self.slots.len() / 4 * 3 {
             self.make_room();
             i = hash128(key) & self.mask;
@@ -265,9 +280,29 @@ impl ChunkCache {
             n: ids.len() as u32,
             ids: [0; MAX_IDS],
         };
-        slot.ids[..ids.len()].copy_from_slice(ids);
+        if ids.len() <= MAX_IDS {
+            slot.ids[..ids.len()].copy_from_slice(ids);
+        } else {
+            slot.ids[0] = self.spill.len() as u32;
+            self.spill.extend_from_slice(ids);
+        }
         self.slots[i] = slot;
         self.used += 1;
+    }
+
+    /// Append the ids of a slot that matched.
+    #[inline(always)]
+    fn emit(&self, slot: &Slot, out: &mut Vec<u32>) {
+        let n = slot.n as usize;
+        // Most chunks are one token: a push beats a copy call.
+        if n == 1 {
+            out.push(slot.ids[0]);
+        } else if n <= MAX_IDS {
+            out.extend_from_slice(&slot.ids[..n]);
+        } else {
+            let at = slot.ids[0] as usize;
+            out.extend_from_slice(&self.spill[at..at + n]);
+        }
     }
 }
 
@@ -278,11 +313,12 @@ impl ChunkCache {
         if n >= MAX_SLOTS {
             self.slots.fill(Slot::default());
             self.used = 0;
+            self.spill.clear();
             return;
         }
-        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); n * 2]);
+        let old = std::mem::replace(&mut self.slots, Table::zeroed(n * 2));
         self.mask = n * 2 - 1;
-        for slot in old.into_iter().filter(|s| s.key != 0) {
+        for &slot in old.iter().filter(|s| s.key != 0) {
             let mut i = hash128(slot.key) & self.mask;
             while self.slots[i].key != 0 {
                 i = (i + 1) & self.mask;
@@ -305,6 +341,7 @@ impl ChunkCache {
     /// lookup's time; batching measured 3-8% faster on a loaded machine (see the issue note).
     pub fn lookup_batch(
         &mut self,
+        text: &[u8],
         chunks: &[&[u8]],
         out: &mut Vec<u32>,
         mut compute: impl FnMut(&[u8], &mut Vec<u32>),
@@ -314,7 +351,7 @@ impl ChunkCache {
         let mut found = [0u128; BATCH];
         let n = chunks.len().min(BATCH);
         for i in 0..n {
-            if let Some(k) = key_of(chunks[i]) {
+            if let Some(k) = key_in(text, chunks[i]) {
                 keys[i] = k;
                 homes[i] = hash128(k) & self.mask;
                 found[i] = self.slots[homes[i]].key;
@@ -326,11 +363,7 @@ impl ChunkCache {
             // earlier in this batch may have cleared the cache since (a stale hit emitted an
             // empty slot: a token went missing on the 49,152nd distinct chunk).
             if keys[i] != 0 && found[i] == keys[i] && slot.key == keys[i] {
-                if slot.n == 1 {
-                    out.push(slot.ids[0]);
-                } else {
-                    out.extend_from_slice(&slot.ids[..slot.n as usize]);
-                }
+                self.emit(slot, out);
             } else {
                 let chunk = chunks[i];
                 self.get_or_insert(chunk, out, |o| compute(chunk, o));
@@ -396,7 +429,7 @@ mod tests {
         c.get_or_insert(b"hello\0", &mut out, |o| o.push(9));
         c.get_or_insert(b"", &mut out, |o| o.push(7));
         assert_eq!(out, [9, 7]);
-        // Longer than 15 bytes, or more than 3 ids: kept by the second level.
+        // Longer than 15 bytes (the second level), or more than 3 ids (the spill arena).
         out.clear();
         let mut calls = 0;
         for chunk in [
@@ -416,6 +449,15 @@ mod tests {
             out,
             [1, 2, 3, 16, 1, 2, 3, 1, 1, 2, 3, 16, 1, 2, 3, 1, 1, 2, 3, 2]
         );
+        // The 16-byte load of `key_in` gives `key_of`'s key for every chunk of a text, also
+        // near its end, where it falls back, and for a chunk that is not inside the text.
+        let text: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(97) | 1).collect();
+        for a in 0..text.len() {
+            for b in a..=text.len().min(a + 17) {
+                assert_eq!(key_in(&text, &text[a..b]), key_of(&text[a..b]), "{a}..{b}");
+            }
+        }
+        assert_eq!(key_in(&text[..8], &text[20..25]), key_of(&text[20..25]));
         // Keys are unique: chunks differing in any one byte, or in length, differ in key.
         for n in 1..=MAX_KEY {
             let a: Vec<u8> = (1..=n as u8).collect();
@@ -438,7 +480,7 @@ mod tests {
             c.get_or_insert(b"kept", &mut out, |o| o.push(42));
             out.clear();
             let chunks: [&[u8]; 3] = [b"new", b"kept", b"kept"];
-            c.lookup_batch(&chunks, &mut out, |ch, o| {
+            c.lookup_batch(&[], &chunks, &mut out, |ch, o| {
                 o.push(if ch == b"new" { 7 } else { 42 })
             });
             assert_eq!(out, [7, 42, 42]);
@@ -506,11 +548,23 @@ mod tests {
             let owners: Vec<u64> = cell.borrow().iter().map(|c| c.owner).collect();
             assert_eq!(owners, [104, 100, 103, 102]);
         });
-        // Filling past the limit grows, then clears, and keeps working.
+        // Filling past the limit grows, then clears, and keeps working; spilled ids (more
+        // than MAX_IDS) stay right through both, and the spill arena is cleared too.
+        let spilled = |i: u32| [i, i + 1, i + 2, i + 3, i % 7];
         for i in 0..(MAX_SLOTS as u32) {
             out.clear();
-            c.get_or_insert(&i.to_le_bytes(), &mut out, |o| o.push(i));
-            assert_eq!(out, [i]);
+            let key = i.to_le_bytes();
+            if i % 5 == 0 {
+                c.get_or_insert(&key, &mut out, |o| o.extend(spilled(i)));
+                c.lookup_batch(&[], &[&key[..], &key[..]], &mut out, |_, _| {
+                    panic!("miss {i}")
+                });
+                assert_eq!(out, [spilled(i), spilled(i), spilled(i)].concat());
+            } else {
+                c.get_or_insert(&key, &mut out, |o| o.push(i));
+                assert_eq!(out, [i]);
+            }
         }
+        assert!(c.spill.len() < MAX_SLOTS / 2, "cleared with the slots");
     }
 }

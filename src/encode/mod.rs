@@ -219,11 +219,11 @@ impl Encoder {
             self.splitter.split(text, |chunk| {
                 batch.push(chunk.as_bytes());
                 if batch.len() == cache::BATCH {
-                    cache.lookup_batch(&batch, out, encode);
+                    cache.lookup_batch(text.as_bytes(), &batch, out, encode);
                     batch.clear();
                 }
             })?;
-            cache.lookup_batch(&batch, out, encode);
+            cache.lookup_batch(text.as_bytes(), &batch, out, encode);
             Ok(())
         })
     }

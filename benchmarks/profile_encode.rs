@@ -1,0 +1,65 @@
+//! Where single-threaded encoding spends its time, without Python: the scanner alone, then
+//! the whole `encode_ordinary` (scanner + chunk cache + output), warm, in ns per chunk.
+//! A tool for profiling the Rust core (run it under `perf record`); the peer comparison is
+//! `bench_encode.py`.
+//!
+//! ```text
+//! zcat python/tokenmill/data/o200k_base.tiktoken.gz > /tmp/o200k_base.tiktoken
+//! cargo run --release --example profile_encode -- /tmp/o200k_base.tiktoken o200k \
+//!     ../shared/data/holmes.txt [rounds]
+//! ```
+//!
+//! It also prints how much of the process's memory is on transparent huge pages (the chunk
+//! cache asks for them; see `src/pages.rs`).
+
+use std::time::Instant;
+use tokenmill::{Encoder, Splitter, Vocab};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 4 {
+        return Err("usage: profile_encode RANK_FILE PATTERN TEXT_FILE [ROUNDS]".into());
+    }
+    let tokens = tokenmill::vocab::parse_rank_file(&std::fs::read(&args[1])?)?;
+    let splitter = Splitter::new(&args[2])?;
+    let text = std::fs::read_to_string(&args[3])?;
+    let rounds: usize = args.get(4).map_or(Ok(20), |s| s.parse())?;
+    let enc = Encoder::new(Vocab::new(&tokens)?, splitter.clone(), &[])?;
+    let mut out = Vec::with_capacity(text.len());
+    enc.encode_ordinary(&text, &mut out)?; // warms the chunk cache
+    let n_ids = out.len();
+    let n_chunks = splitter.count(&text)?;
+    let best = |f: &mut dyn FnMut()| {
+        (0..rounds)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::MAX, f64::min)
+    };
+    let scan = best(&mut || {
+        std::hint::black_box(splitter.count(&text).ok());
+    });
+    let encode = best(&mut || {
+        out.clear();
+        std::hint::black_box(enc.encode_ordinary(&text, &mut out).ok());
+    });
+    let mb = text.len() as f64 / 1e6;
+    let per_chunk = |t: f64| t / n_chunks as f64 * 1e9;
+    println!(
+        "{} chunks, {} ids; scan {:.0} MB/s ({:.2} ns/chunk); encode {:.0} MB/s ({:.2} ns/chunk)",
+        n_chunks,
+        n_ids,
+        mb / scan,
+        per_chunk(scan),
+        mb / encode,
+        per_chunk(encode)
+    );
+    if let Ok(s) = std::fs::read_to_string("/proc/self/smaps_rollup") {
+        for line in s.lines().filter(|l| l.starts_with("AnonHugePages")) {
+            println!("{}", line.split_whitespace().collect::<Vec<_>>().join(" "));
+        }
+    }
+    Ok(())
+}

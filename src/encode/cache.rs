@@ -2,11 +2,12 @@
 //!
 //! Caches are per thread (no locks on the hot path), one per recently used encoder. The first
 //! level holds chunks of at most 15 bytes, stored inline with their length in one `u128`, with
-//! up to 3 ids inline, so a hit reads one 32-byte slot; about 99% of prose chunks hit once the
-//! cache is warm (gigatoken reports 99.4% with the same idea). Everything else up to 1024 bytes
-//! goes to a second level with the bytes and ids in arenas. Both levels double when 3/4 full
-//! and are cleared once at their largest size: simpler and, on real text, no worse than an
-//! eviction policy, because the frequent chunks come back at once.
+//! up to 3 ids inline (more go to a spill arena), so a hit reads one 32-byte slot; about 99%
+//! of prose chunks hit once the cache is warm (gigatoken reports 99.4% with the same idea).
+//! Longer chunks, up to 1024 bytes, go to a second level with the bytes and ids in arenas.
+//! Both levels double when 3/4 full and are cleared once at their largest size: simpler and,
+//! on real text, no worse than an eviction policy, because the frequent chunks come back at
+//! once. The slot tables are on 2 MiB pages where the OS allows (`pages.rs`).
 
 use crate::pages::{Table, Zeroable};
 use std::cell::RefCell;

@@ -13,6 +13,7 @@
 //! It also prints how much of the process's memory is on transparent huge pages (the chunk
 //! cache asks for them; see `src/pages.rs`).
 
+use std::io::Write;
 use std::time::Instant;
 use tokenmill::{Encoder, Splitter, Vocab};
 
@@ -54,7 +55,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let mb = text.len() as f64 / 1e6;
     let per_chunk = |t: f64| t / n_chunks as f64 * 1e9;
-    println!(
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
         "{} chunks, {} ids; scan {:.0} MB/s ({:.2} ns/chunk); encode {:.0} MB/s ({:.2} ns/chunk); \
          first pass {:.0} MB/s ({:.2} ns/chunk)",
         n_chunks,
@@ -65,10 +68,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         per_chunk(encode),
         mb / first,
         per_chunk(first)
-    );
+    )?;
     if let Ok(s) = std::fs::read_to_string("/proc/self/smaps_rollup") {
         for line in s.lines().filter(|l| l.starts_with("AnonHugePages")) {
-            println!("{}", line.split_whitespace().collect::<Vec<_>>().join(" "));
+            writeln!(
+                stdout,
+                "{}",
+                line.split_whitespace().collect::<Vec<_>>().join(" ")
+            )?;
         }
     }
     Ok(())

@@ -16,6 +16,9 @@ use std::ops::{Deref, DerefMut};
 /// An implementor must be valid when every byte of it is zero.
 pub unsafe trait Zeroable: Copy {}
 
+// SAFETY: an integer.
+unsafe impl Zeroable for u64 {}
+
 /// A fixed-length slice of `T`, all zero at first.
 pub struct Table<T: Zeroable> {
     storage: Storage<T>,
@@ -45,6 +48,20 @@ impl<T: Zeroable> Table<T> {
         Table {
             storage: Storage::Heap(vec![zero; len]),
         }
+    }
+}
+
+impl<T: Zeroable> Clone for Table<T> {
+    fn clone(&self) -> Table<T> {
+        let mut t = Table::zeroed(self.len());
+        t.copy_from_slice(self);
+        t
+    }
+}
+
+impl<T: Zeroable> std::fmt::Debug for Table<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Table(len {})", self.len())
     }
 }
 
@@ -138,6 +155,12 @@ mod mapped {
         }
     }
 
+    // SAFETY: a `Mapping` owns its memory alone, like a `Box<[T]>`: sending or sharing it is
+    // sending or sharing its `T`s.
+    unsafe impl<T: Send> Send for Mapping<T> {}
+    // SAFETY: as above; `&Mapping` only gives `&[T]`.
+    unsafe impl<T: Sync> Sync for Mapping<T> {}
+
     impl<T> Drop for Mapping<T> {
         fn drop(&mut self) {
             // SAFETY: unmaps exactly the mapping `new` made; no slice of it outlives `self`.
@@ -149,9 +172,6 @@ mod mapped {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    // SAFETY: integers.
-    unsafe impl Zeroable for u64 {}
 
     #[test]
     fn zeroed_readable_writable_any_size() {
@@ -170,6 +190,8 @@ mod tests {
                 *x = i as u64;
             }
             assert!(t.iter().enumerate().all(|(i, &x)| x == i as u64));
+            let copy = t.clone();
+            assert_eq!(&copy[..], &t[..]);
             #[cfg(target_os = "linux")]
             if len * 8 >= HUGE_PAGE {
                 assert!(matches!(t.storage, Storage::Mapped(_)), "{len}");

@@ -194,6 +194,22 @@ def test_validation_split_by_document_hash(tmp_path):
     assert (docs.count("twin") == val.count("twin")) or (docs.count("twin") == train.count("twin"))
 
 
+def test_a_long_text_file_cut_into_items_lands_whole_in_one_split(tmp_path):
+    from tokenmill.corpus.inputs import SPLIT_KEY_BYTES, doc_split
+
+    text = bundled_corpus("holmes")[:300_000]
+    (tmp_path / "t.txt").write_text(text)
+    r = corpus.encode(
+        [tmp_path / "t.txt"], "gpt2", tmp_path / "o", val_fraction=0.5, item_bytes=20_000,
+        progress=False,
+    )  # fmt: skip
+    assert r.manifest["plan"]["items"] > 10
+    side = "val" if doc_split(text.encode()[:SPLIT_KEY_BYTES], 0.5) else "train"
+    other = "train" if side == "val" else "val"
+    assert read_split(tmp_path / "o", side) == oracle_stream([text])
+    assert read_split(tmp_path / "o", other) == []
+
+
 # --------------------------------------------------------------------------- property test
 
 CUT_ALPHABET = st.sampled_from(

@@ -23,6 +23,7 @@ size, so every engine and every worker count sees the same items in the same ord
 
 from __future__ import annotations
 
+import functools
 import glob
 import gzip
 import hashlib
@@ -298,6 +299,15 @@ def doc_split(head: bytes, val_fraction: float) -> int:
     return 1 if h < val_fraction * 2.0**64 else 0
 
 
+@functools.lru_cache(maxsize=64)
+def _file_split(path: str, gzipped: bool, size: int, mtime_ns: int, val_fraction: float) -> int:
+    """The split of a whole text file, from its head: read once per file and process, not
+    once per item (a long file is many items). ``size`` and ``mtime_ns`` key the cache to
+    the file's version."""
+    with gzip.open(path, "rb") if gzipped else open(path, "rb") as h:
+        return doc_split(h.read(SPLIT_KEY_BYTES), val_fraction)
+
+
 def read_item(
     item: Item,
     files: list[InputFile],
@@ -385,8 +395,8 @@ def _text_docs(item: Item, f: InputFile, cut_text: bool, val_fraction: float) ->
     split = 0
     if val_fraction > 0:
         # Every piece of a long document decides its split from the document's head.
-        with gzip.open(f.path, "rb") if f.gzip else open(f.path, "rb") as h:
-            split = doc_split(h.read(SPLIT_KEY_BYTES), val_fraction)
+        st = os.stat(f.path)
+        split = _file_split(f.path, f.gzip, st.st_size, st.st_mtime_ns, val_fraction)
     fh, limit = _open_range(f, item)
     newlines = 0
     pending = b""

@@ -3,10 +3,12 @@ no external resources, so it can be mailed, attached to an issue or opened offli
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from tokenmill.analysis.failures import svg
+from tokenmill.analysis.failures import measures, svg
+from tokenmill.analysis.failures.measures import Data, Row
 
 if TYPE_CHECKING:
     from tokenmill.analysis.failures import Report
@@ -60,6 +62,19 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 
 def _by_tok(names: list[str], label: str, rows: list[tuple[str, list[str]]]) -> str:
     return _table([label, *names], [[_e(a), *cells] for a, cells in rows])
+
+
+def _measures(
+    names: list[str],
+    label: str,
+    rows: Callable[[list[Data]], list[Row]],
+    sec: dict[str, Any],
+    extra: list[tuple[str, list[str]]] | None = None,
+) -> str:
+    """A section's side-by-side measures (``measures.py``), then any HTML-only rows."""
+    secs = [sec[n] for n in names]
+    shown = [(a, [_e(c) for c in cs]) for a, cs in measures.cells(rows(secs), secs)]
+    return _by_tok(names, label, shown + (extra or []))
 
 
 def render(r: Report) -> str:
@@ -129,21 +144,7 @@ def _spelling(names: list[str], sec: dict[str, Any]) -> list[str]:
         svg.bar_chart(
             "Token length (bytes), % of the vocabulary", bins, series, unit="%", horizontal=False
         ),
-        _by_tok(
-            names,
-            "",
-            [
-                ("mean token length (bytes)", [f"{sec[n]['mean_bytes']:.2f}" for n in names]),
-                (
-                    "tokens of 10+ characters",
-                    [f"{sec[n]['tokens_10_plus_chars']:,}" for n in names],
-                ),
-                (
-                    "tokens of 20+ characters",
-                    [f"{sec[n]['tokens_20_plus_chars']:,}" for n in names],
-                ),
-            ],
-        ),
+        _measures(names, "", measures.spelling, sec),
         "<p>Probe strings, as each tokenizer splits them:</p>",
         _by_tok(
             names,
@@ -186,20 +187,7 @@ def _languages(names: list[str], sec: dict[str, Any]) -> list[str]:
             unit="x English" if has_en else " tokens",
             reference=1.0 if has_en else None,
         ),
-        _by_tok(
-            names,
-            "language",
-            [
-                (
-                    c,
-                    [
-                        "{tokens:,} ({chars_per_token:.2f} chars/token)".format(**sec[n]["rows"][i])
-                        for n in names
-                    ],
-                )
-                for i, c in enumerate(cats)
-            ],
-        ),
+        _measures(names, "language", measures.languages, sec),
     ]
     return out
 
@@ -218,39 +206,7 @@ def _numbers(names: list[str], sec: dict[str, Any]) -> list[str]:
             {n: [b["groupings"] for b in sec[n]["by_digits"]] for n in names},
             horizontal=False,
         ),
-        _by_tok(
-            names,
-            "",
-            [
-                ("digits per token", [f"{sec[n]['digits_per_token']:.2f}" for n in names]),
-                ("single-token numbers", [f"{sec[n]['single_token_numbers']:,}" for n in names]),
-                ("of them below 1,000", [f"{sec[n]['single_token_below_1000']:,}" for n in names]),
-                (
-                    "every number is one token below",
-                    [f"{sec[n]['all_single_below']:,}" for n in names],
-                ),
-                (
-                    "numbers split unlike the usual grouping of their length",
-                    [f"{sec[n]['inconsistent']:,}" for n in names],
-                ),
-                (
-                    "after a space (' 1234'): digits per token, the space's token included",
-                    [f"{sec[n]['after_space']['digits_per_token']:.2f}" for n in names],
-                ),
-                (
-                    "after a space: single-token numbers",
-                    [f"{sec[n]['after_space']['single_token_numbers']:,}" for n in names],
-                ),
-                (
-                    "after a space: the space is a token of its own",
-                    [f"{sec[n]['after_space']['space_alone']:,}" for n in names],
-                ),
-                (
-                    "after a space: split unlike the usual grouping of their length",
-                    [f"{sec[n]['after_space']['inconsistent']:,}" for n in names],
-                ),
-            ],
-        ),
+        _measures(names, "", measures.numbers, sec),
     ]
     for n in names:
         rows = []
@@ -301,35 +257,19 @@ def _whitespace(names: list[str], sec: dict[str, Any]) -> list[str]:
             {n: [x["tokens"] for x in sec[n]["indentation"]] for n in names},
             unit=" tokens",
         ),
-        _by_tok(
+        _measures(
             names,
             "",
+            measures.whitespace,
+            sec,
             [
-                ("tokens", [f"{sec[n]['tokens']:,}" for n in names]),
-                (
-                    "pure-whitespace tokens",
-                    [
-                        f"{sec[n]['whitespace_tokens']:,} ({sec[n]['whitespace_share']:.1%})"
-                        for n in names
-                    ],
-                ),
-                *[
-                    (
-                        f"indented with {st}",
-                        [
-                            "{tokens:,} ({vs_cheapest:.2f}x)".format(**sec[n]["indentation"][i])
-                            for n in names
-                        ],
-                    )
-                    for i, st in enumerate(styles)
-                ],
                 (
                     "most common whitespace tokens",
                     [
                         " ".join(_tok(x["text"]) for x in sec[n]["common_whitespace_tokens"])
                         for n in names
                     ],
-                ),
+                )
             ],
         ),
     ]
@@ -428,14 +368,6 @@ def _clip(text: str, n: int = 40) -> str:
 
 
 def _glitch(names: list[str], sec: dict[str, Any]) -> list[str]:
-    rows = [
-        ("no merge path from its own bytes", "no_merge_path"),
-        ("split by the pattern when encoded alone", "split_by_pattern"),
-        ("partial UTF-8 (not whole characters)", "partial_utf8"),
-        ("never seen in the corpus", "never_seen"),
-        ("seen 1–2 times in the corpus", "rarely_seen"),
-        ("merge residue (trained here)", "merge_residue"),
-    ]
     out = [
         _h2("glitch"),
         "<p>An embedding row is only trained when its token occurs. Tokens the encoder cannot "
@@ -443,20 +375,13 @@ def _glitch(names: list[str], sec: dict[str, Any]) -> list[str]:
         "corpus (almost) never produces keep near-random embeddings: the rows behind "
         "“SolidGoldMagikarp”. Merge residue: tokens frequent when merged, then absorbed by "
         "longer merges (meaningful when the corpus is the tokenizer's training text).</p>",
-        _by_tok(
-            names,
-            "candidates",
-            [
-                (label, [f"{sec[n][key]['count']:,}" if key in sec[n] else "—" for n in names])
-                for label, key in rows
-            ],
-        ),
+        _measures(names, "candidates", measures.glitch, sec),
     ]
     for n in names:
         d = sec[n]
         items = [
             f"<li>{label}: {_examples(d[key]['examples'])}</li>"
-            for label, key in rows
+            for label, key in measures.GLITCH_KINDS
             if key in d and d[key]["examples"]
         ]
         known = ", ".join(
@@ -484,22 +409,7 @@ def _structured(names: list[str], sec: dict[str, Any]) -> list[str]:
             {n: [x["tokens"] for x in sec[n]["rows"]] for n in names},
             unit=" tokens",
         ),
-        _by_tok(
-            names,
-            "format",
-            [
-                (
-                    f,
-                    [
-                        "{tokens:,} ({vs_cheapest:.2f}x, {bytes_per_token:.2f} B/token)".format(
-                            **sec[n]["rows"][i]
-                        )
-                        for n in names
-                    ],
-                )
-                for i, f in enumerate(fmts)
-            ],
-        ),
+        _measures(names, "format", measures.structured, sec),
     ]
 
 
@@ -507,14 +417,8 @@ def _count(n: int | None) -> str:
     return "—" if n is None else f"{n:,}"
 
 
-def _params(e: dict[str, Any]) -> str:
-    mb = e["mb"]
-    return f"{e['total']:,} params; {mb['fp32']:,.0f} MB fp32, {mb['bf16']:,.0f} MB bf16"
-
-
 def _compression(names: list[str], sec: dict[str, Any]) -> list[str]:
     texts = [x["text"] for x in sec[names[0]]["rows"]]
-    emb = sec[names[0]]["embedding"]
     out = [
         _h2("compression"),
         "<p>Bytes per token: more means more text per model step. The price is the vocabulary: "
@@ -526,33 +430,7 @@ def _compression(names: list[str], sec: dict[str, Any]) -> list[str]:
             {n: [x["bytes_per_token"] for x in sec[n]["rows"]] for n in names},
             unit=" bytes/token",
         ),
-        _by_tok(
-            names,
-            "text",
-            [
-                *[
-                    (
-                        t,
-                        [
-                            "{tokens:,} ({bytes_per_token:.2f})".format(**sec[n]["rows"][i])
-                            for n in names
-                        ],
-                    )
-                    for i, t in enumerate(texts)
-                ],
-                ("all", [f"{sec[n]['tokens']:,} ({sec[n]['bytes_per_token']:.2f})" for n in names]),
-            ],
-        ),
-        _by_tok(
-            names,
-            "d_model",
-            [
-                (
-                    str(e["d_model"]),
-                    [_params(sec[n]["embedding"][i]) for n in names],
-                )
-                for i, e in enumerate(emb)
-            ],
-        ),
+        _measures(names, "text: tokens (bytes per token)", measures.compression, sec),
+        _measures(names, "embedding + output layer", measures.embedding, sec),
     ]
     return out

@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from tokenmill.analysis.failures import measures
+from tokenmill.analysis.failures.measures import Data, Row, cells
+
 if TYPE_CHECKING:
     from tokenmill.analysis.failures import Report
 
@@ -18,11 +21,11 @@ def _table(names: list[str], rows: list[tuple[str, list[str]]]) -> list[str]:
         + " " * label_w
         + "".join("  " + n.rjust(w) for n, w in zip(names, widths, strict=True))
     ]
-    for label, cells in rows:
+    for label, row in rows:
         out.append(
             "  "
             + label.ljust(label_w)
-            + "".join("  " + c.rjust(w) for c, w in zip(cells, widths, strict=True))
+            + "".join("  " + c.rjust(w) for c, w in zip(row, widths, strict=True))
         )
     return out
 
@@ -36,104 +39,41 @@ def render(r: Report) -> str:
     names = r.names
     s = r.sections
 
-    def row(label: str, section: str, f: Callable[..., str]) -> tuple[str, list[str]]:
-        return label, [f(s[section][n]) for n in names]
+    def table(section: str, rows: Callable[[list[Data]], list[Row]]) -> list[str]:
+        secs = [s[section][n] for n in names]
+        return _table(names, cells(rows(secs), secs))
 
+    first = {key: s[key][names[0]] for key in s}
     out = [
         f"tokenmill report: {', '.join(names)}",
         f"corpus: {r.corpus['source']}" + "".join(f"; {n}" for n in r.corpus["notes"]),
         "",
         "1. Spelling: what a token hides from the model",
+        *table("spelling", measures.spelling),
+        "  probes (tokens):",
+        *_table(
+            names,
+            [
+                (
+                    repr(p["text"])[:44],
+                    [str(s["spelling"][n]["probes"][i]["tokens"]) for n in names],
+                )
+                for i, p in enumerate(first["spelling"]["probes"][:4])
+            ],
+        ),
+        "",
+        f"2. Non-English cost: tokens for the same {len(first['languages']['rows'])} texts, "
+        "and relative to English",
+        *table("languages", measures.languages),
+        "",
+        f"3. Numbers: every integer 0..{first['numbers']['limit'] - 1:,}, alone and after a space",
+        *table("numbers", measures.numbers),
+        "",
+        f"4. Code and whitespace ({first['whitespace']['files']} code files)",
+        *table("whitespace", measures.whitespace),
+        "",
+        "5. Trailing space: prompt + word vs prompt + ' ' then the word",
     ]
-    first = s["spelling"][names[0]]
-    out += _table(
-        names,
-        [
-            row("mean token length (bytes)", "spelling", lambda d: f"{d['mean_bytes']:.2f}"),
-            row("tokens of 10+ characters", "spelling", lambda d: f"{d['tokens_10_plus_chars']:,}"),
-            row("longest token (characters)", "spelling", lambda d: f"{d['longest'][0]['chars']}"),
-            *[
-                row(
-                    f"tokens in {p['text']!r}"[:44],
-                    "spelling",
-                    lambda d, i=i: str(d["probes"][i]["tokens"]),
-                )
-                for i, p in enumerate(first["probes"][:4])
-            ],
-        ],
-    )
-    lang = s["languages"][names[0]]["rows"]
-    out += ["", f"2. Non-English cost: tokens for the same {len(lang)} texts, relative to English"]
-    out += _table(
-        names,
-        [
-            row(
-                f"{x['name']} ({x['language']})",
-                "languages",
-                lambda d, i=i: (
-                    f"{d['rows'][i]['vs_english']:.2f}x"
-                    if d["rows"][i]["vs_english"] is not None
-                    else f"{d['rows'][i]['tokens']:,}"
-                ),
-            )
-            for i, x in enumerate(lang)
-        ],
-    )
-    lim = s["numbers"][names[0]]["limit"]
-    out += ["", f"3. Numbers: every integer 0..{lim - 1:,}, alone and after a space"]
-    out += _table(
-        names,
-        [
-            row("digits per token", "numbers", lambda d: f"{d['digits_per_token']:.2f}"),
-            row("single-token numbers", "numbers", lambda d: f"{d['single_token_numbers']:,}"),
-            row("all single tokens below", "numbers", lambda d: f"{d['all_single_below']:,}"),
-            row(
-                "split unlike their digit count's usual",
-                "numbers",
-                lambda d: f"{d['inconsistent']:,}",
-            ),
-            row(
-                "after a space: digits per token",
-                "numbers",
-                lambda d: f"{d['after_space']['digits_per_token']:.2f}",
-            ),
-            row(
-                "after a space: single-token numbers",
-                "numbers",
-                lambda d: f"{d['after_space']['single_token_numbers']:,}",
-            ),
-            row(
-                "after a space: space is a token alone",
-                "numbers",
-                lambda d: f"{d['after_space']['space_alone']:,}",
-            ),
-            *[
-                row(
-                    f"groupings of {b['digits']}-digit numbers",
-                    "numbers",
-                    lambda d, i=i: str(d["by_digits"][i]["groupings"]),
-                )
-                for i, b in enumerate(s["numbers"][names[0]]["by_digits"])
-            ],
-        ],
-    )
-    ws = s["whitespace"][names[0]]
-    out += ["", f"4. Code and whitespace ({ws['files']} code files)"]
-    out += _table(
-        names,
-        [
-            row("pure-whitespace tokens", "whitespace", lambda d: f"{d['whitespace_share']:.1%}"),
-            *[
-                row(
-                    f"tokens, indented with {x['style']}",
-                    "whitespace",
-                    lambda d, i=i: f"{d['indentation'][i]['tokens']:,}",
-                )
-                for i, x in enumerate(ws["indentation"])
-            ],
-        ],
-    )
-    out += ["", "5. Trailing space: prompt + word vs prompt + ' ' then the word"]
     for n in names:
         ex = s["trailing"][n]["examples"][0]
         share = s["trailing"][n].get("lone_space_share")
@@ -152,56 +92,10 @@ def render(r: Report) -> str:
             f"  {n}: default {default}; encode_ordinary: {x['plain_tokens']} plain tokens; "
             f"allowed: {allowed}"
         )
-    out += ["", "7. Glitch-token candidates"]
-    g = [
-        row("no merge path from own bytes", "glitch", lambda d: f"{d['no_merge_path']['count']:,}"),
-        row("split by the pattern", "glitch", lambda d: f"{d['split_by_pattern']['count']:,}"),
-        row("partial UTF-8", "glitch", lambda d: f"{d['partial_utf8']['count']:,}"),
-        row("never seen in the corpus", "glitch", lambda d: f"{d['never_seen']['count']:,}"),
-        row("seen 1-2 times", "glitch", lambda d: f"{d['rarely_seen']['count']:,}"),
-    ]
-    if any("merge_residue" in s["glitch"][n] for n in names):
-        g.append(
-            row(
-                "merge residue",
-                "glitch",
-                lambda d: f"{d['merge_residue']['count']:,}" if "merge_residue" in d else "-",
-            )
-        )
-    out += _table(names, g)
+    out += ["", "7. Glitch-token candidates", *table("glitch", measures.glitch)]
     out += ["", "8. The same records as JSON, YAML, CSV, XML (tokens)"]
-    fmts = s["structured"][names[0]]["rows"]
-    out += _table(
-        names,
-        [
-            row(x["format"], "structured", lambda d, i=i: f"{d['rows'][i]['tokens']:,}")
-            for i, x in enumerate(fmts)
-        ],
-    )
-    out += ["", "9. Compression (bytes per token) and vocabulary cost"]
-    texts = s["compression"][names[0]]["rows"]
-    emb = s["compression"][names[0]]["embedding"]
-    out += _table(
-        names,
-        [
-            *[
-                row(
-                    x["text"][-40:],
-                    "compression",
-                    lambda d, i=i: f"{d['rows'][i]['bytes_per_token']:.2f}",
-                )
-                for i, x in enumerate(texts)
-            ],
-            row("all texts", "compression", lambda d: f"{d['bytes_per_token']:.2f}"),
-            *[
-                row(
-                    f"embedding + output MB, d={e['d_model']}, bf16",
-                    "compression",
-                    lambda d, i=i: f"{d['embedding'][i]['mb']['bf16']:,.0f}",
-                )
-                for i, e in enumerate(emb)
-                if e["d_model"] in (768, 4096)
-            ],
-        ],
-    )
+    out += table("structured", measures.structured)
+    out += ["", "9. Compression: tokens (bytes per token), and vocabulary cost"]
+    out += table("compression", measures.compression)
+    out += table("compression", measures.embedding)
     return "\n".join(out) + "\n"

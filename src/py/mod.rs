@@ -80,12 +80,32 @@ impl SpecialSet {
     }
 }
 
+/// The rayon pools of this process, by thread count.
+struct Pools {
+    /// The process that built them.
+    pid: u32,
+    pools: Vec<(usize, Arc<rayon::ThreadPool>)>,
+}
+
 /// Rayon pools by thread count, built once: building a pool costs more than a small batch.
+///
+/// A forked child (Python's `multiprocessing` and PyTorch's `DataLoader` workers on Linux)
+/// inherits the pools but not their threads, and work sent to them would wait forever: HF
+/// tokenizers' `TOKENIZERS_PARALLELISM` deadlock. So a child that finds its parent's pools
+/// forgets them (dropping one would signal threads that do not exist here) and builds its own.
 fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
-    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    static POOLS: Mutex<Pools> = Mutex::new(Pools {
+        pid: 0,
+        pools: Vec::new(),
+    });
     let threads = threads.max(1);
     let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
+    let pid = std::process::id();
+    if pools.pid != pid {
+        pools.pools.drain(..).for_each(std::mem::forget);
+        pools.pid = pid;
+    }
+    if let Some((_, p)) = pools.pools.iter().find(|(n, _)| *n == threads) {
         return Ok(p.clone());
     }
     let p = Arc::new(
@@ -95,7 +115,7 @@ fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
             .build()
             .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?,
     );
-    pools.push((threads, p.clone()));
+    pools.pools.push((threads, p.clone()));
     Ok(p)
 }
 

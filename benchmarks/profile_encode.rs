@@ -1,6 +1,7 @@
 //! Where single-threaded encoding spends its time, without Python: the scanner alone, the
 //! whole `encode_ordinary` (scanner + chunk cache + output) warm, and a first pass on a fresh
-//! encoder (empty chunk cache, so every distinct chunk is merged), in ns per chunk.
+//! encoder (empty chunk cache, so every distinct chunk is merged), in ns per chunk; and the
+//! merge step alone, on each distinct chunk once.
 //! A tool for profiling the Rust core (run it under `perf record`); the peer comparison is
 //! `bench_encode.py`.
 //!
@@ -56,6 +57,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let none = tokenmill::encode::Allowed::None;
         std::hint::black_box(enc.encode(&text, none, all, &mut out).ok());
     });
+    // The merge step alone: every distinct chunk encoded once, without the cache.
+    let mut distinct: Vec<&str> = splitter.chunks(&text)?;
+    distinct.sort_unstable();
+    distinct.dedup();
+    let merge = best(&mut || {
+        out.clear();
+        for c in &distinct {
+            enc.encode_chunk(c.as_bytes(), &mut out);
+        }
+        std::hint::black_box(&out);
+    });
     let vocab = Vocab::new(&tokens)?;
     let first = best(&mut || {
         let fresh = Encoder::new(vocab.clone(), splitter.clone(), &[]).ok();
@@ -68,7 +80,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     writeln!(
         stdout,
         "{} chunks, {} ids; scan {:.0} MB/s ({:.2} ns/chunk); encode {:.0} MB/s ({:.2} ns/chunk); \
-         with the special-token check {:.0} MB/s; first pass {:.0} MB/s ({:.2} ns/chunk)",
+         with the special-token check {:.0} MB/s; first pass {:.0} MB/s ({:.2} ns/chunk); \
+         merging each of {} distinct chunks: {:.0} ns/chunk",
         n_chunks,
         n_ids,
         mb / scan,
@@ -77,7 +90,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         per_chunk(encode),
         mb / checked,
         mb / first,
-        per_chunk(first)
+        per_chunk(first),
+        distinct.len(),
+        merge / distinct.len() as f64 * 1e9
     )?;
     if let Ok(s) = std::fs::read_to_string("/proc/self/smaps_rollup") {
         for line in s.lines().filter(|l| l.starts_with("AnonHugePages")) {

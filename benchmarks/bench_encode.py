@@ -8,6 +8,9 @@ tiktoken in the same mode. Rows are corpus x mode:
 - ``batch list`` / ``batch numpy``: the corpus cut into documents of about ``--doc-chars``
   characters at line ends, encoded as one batch on 2 threads (ratio to tiktoken's batch list
   where tiktoken has no such form);
+- ``threads numpy``: one document on 2 threads (tokenmill's ``num_threads=2``, which cuts it
+  where no chunk can cross; fastokens splits a long input across its pool by itself), ratio to
+  tiktoken's one-thread numpy;
 - ``cold list`` / ``cold numpy``: the first pass of a freshly built instance in a fresh process,
   so no cache (per-instance or process-wide) has seen the text. For the pathological inputs
   these are the rows that matter: a peer that keeps whole chunks in a cache encodes the *same*
@@ -65,13 +68,15 @@ PATHO = ("patho:a", "patho:letters", "patho:spaces")
 DEFAULT_CORPORA = ["holmes", *(f"ml:{x}" for x in LANGS), "ml:all", "code", *PATHO]
 QUICK_CORPORA = ["holmes", "ml:en", "ml:zh", "code", *PATHO]
 DEFAULT_COLD = ["holmes", "ml:all", "code"]
-WARM_MODES = ("list", "numpy", "batch list", "batch numpy")
+WARM_MODES = ("list", "numpy", "threads numpy", "batch list", "batch numpy")
+BIG_ONLY = ("threads numpy", "batch list", "batch numpy")  # modes for corpora of 1 MB+
 MODE_FN = {"list": "encode", "numpy": "encode_numpy", "batch list": "batch"}
 MODE_FN["batch numpy"] = "batch_numpy"
+MODE_FN["threads numpy"] = "threads_numpy"
 MODE_FN["cold list"] = "encode"
 MODE_FN["cold numpy"] = "encode_numpy"
 # The mode of tiktoken's a ratio is taken against (tiktoken has no flat batch form).
-RATIO_BASE = {"batch numpy": "batch list"}
+RATIO_BASE = {"batch numpy": "batch list", "threads numpy": "numpy"}
 PARALLEL_MARK = 1.3  # CPU/wall above this on a one-thread row earns a dagger
 
 
@@ -315,7 +320,7 @@ def bench_encoding(
         want = np.asarray(ref.encode(text), np.int64)
         want_b = [np.asarray(x, np.int64) for x in ref.batch(docs)] if big else []
         for name in names:
-            for mode in WARM_MODES if big else WARM_MODES[:2]:
+            for mode in [m for m in WARM_MODES if big or m not in BIG_ONLY]:
                 w = want_b if mode.startswith("batch") else want
                 cell = check(peers[name], mode, text, docs, w)
                 if cell.status != "none":
@@ -396,7 +401,7 @@ def bench_encoding(
                 continue
             base_cell = cells.get(("tiktoken", corpus, RATIO_BASE.get(mode, mode)))
             base = mb / base_cell.seconds if base_cell and base_cell.status == "ok" else None
-            single = not mode.startswith("batch")
+            single = not mode.startswith(("batch", "threads"))
             line = "".join(
                 f"{fmt_cell(cells.get((n, corpus, mode)), mb, base, single):>{width}}"
                 for n in names
@@ -495,6 +500,7 @@ def main() -> None:
     print("- : the peer has no such form.  † : used more than one core on a one-thread row.")
     print("tm/best: tokenmill's speed / the fastest other peer with right ids in that row.")
     print(f"batch: documents of ~{args.doc_chars} chars at line ends, {ep.THREADS} threads.")
+    print(f"threads numpy: one document on {ep.THREADS} threads.")
     for note in dict.fromkeys(notes):
         print(note)
     print(f"total {time.perf_counter() - t_start:.0f}s")

@@ -2,12 +2,13 @@
 
 Each adapter builds a peer for one of tokenmill's bundled encodings (``gpt2``, ``cl100k_base``,
 ``o200k_base``) without the network, from tokenmill's own bundled rank files, and exposes the
-same four calls:
+same calls:
 
 - ``encode(text) -> list[int]``: one document, tiktoken's output form;
 - ``encode_numpy(text) -> np.ndarray``: one document as an array, where the peer has such a form;
 - ``batch(docs) -> list[list[int]]``: many documents on 2 threads;
-- ``batch_numpy(docs) -> (ids, offsets)``: the same as one flat array, where the peer has one.
+- ``batch_numpy(docs) -> (ids, offsets)``: the same as one flat array, where the peer has one;
+- ``threads_numpy(text) -> np.ndarray``: one document on 2 threads, where the peer can.
 
 A missing form is ``None``. Peers that are not installed, or cannot be set up offline, raise
 ``Unavailable`` with the reason, and the benchmark prints it and goes on.
@@ -59,6 +60,7 @@ class Peer:
     encode_numpy: Callable[[str], np.ndarray] | None = None
     batch: Callable[[list[str]], list[list[int]]] | None = None
     batch_numpy: Callable[[list[str]], tuple[np.ndarray, np.ndarray]] | None = None
+    threads_numpy: Callable[[str], np.ndarray] | None = None
     note: str = ""
 
 
@@ -125,7 +127,11 @@ def build_tokenmill(encoding: str) -> Peer:
     return Peer(
         "tokenmill",
         encode=tok.encode_ordinary,
-        encode_numpy=tok.encode_to_numpy,
+        # As tiktoken's row: no search for special-token strings first.
+        encode_numpy=lambda text: tok.encode_to_numpy(text, disallowed_special=()),
+        threads_numpy=lambda text: tok.encode_to_numpy(
+            text, disallowed_special=(), num_threads=THREADS
+        ),
         batch=lambda docs: tok.encode_ordinary_batch(docs, num_threads=THREADS),
         batch_numpy=lambda docs: tok.encode_batch_to_numpy(docs, num_threads=THREADS),
     )
@@ -190,6 +196,7 @@ def build_fastokens(encoding: str) -> Peer:
         "fastokens",
         encode=lambda text: tok.encode_ordinary(text).ids,
         encode_numpy=lambda text: flat([text])[0],
+        threads_numpy=lambda text: flat([text])[0],  # it splits the text itself
         batch=lambda docs: [e.ids for e in tok.encode_batch(docs)],
         batch_numpy=flat,
         note="splits one input >=16 KB across its rayon pool",

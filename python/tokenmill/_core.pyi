@@ -44,10 +44,24 @@ class CoreTokenizer:
     @property
     def max_token_len(self) -> int: ...
     def special_tokens(self) -> list[tuple[str, int]]: ...
-    def encode_ordinary(self, text: str) -> list[int]: ...
-    def encode(self, text: str, allowed: _SpecialIds, disallowed: _SpecialIds) -> list[int]: ...
+    def encode_ordinary(
+        self, text: str, num_threads: int = 1, piece_bytes: int = 65536
+    ) -> list[int]: ...
+    def encode(
+        self,
+        text: str,
+        allowed: _SpecialIds,
+        disallowed: _SpecialIds,
+        num_threads: int = 1,
+        piece_bytes: int = 65536,
+    ) -> list[int]: ...
     def encode_to_numpy(
-        self, text: str, allowed: _SpecialIds, disallowed: _SpecialIds
+        self,
+        text: str,
+        allowed: _SpecialIds,
+        disallowed: _SpecialIds,
+        num_threads: int = 1,
+        piece_bytes: int = 65536,
     ) -> npt.NDArray[np.uint32]: ...
     def count(self, text: str, allowed: _SpecialIds, disallowed: _SpecialIds) -> int: ...
     def encode_batch(

@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 mod cache;
 mod long;
+mod parallel;
 mod trie;
 
 /// Chunks shorter than this take the O(n^2) rescan, which is fastest when n is small because
@@ -230,12 +231,12 @@ impl Encoder {
 
     /// Walk `text` under tiktoken's special-token policy: a `disallowed` special anywhere is
     /// an error; each `allowed` special goes to `on_special`, the text between to `on_text`.
-    fn segments(
+    fn segments<'t>(
         &self,
-        text: &str,
+        text: &'t str,
         allowed: Allowed<'_>,
         disallowed: Allowed<'_>,
-        mut on_text: impl FnMut(&str) -> Result<(), Error>,
+        mut on_text: impl FnMut(&'t str) -> Result<(), Error>,
         mut on_special: impl FnMut(u32),
     ) -> Result<(), Error> {
         if !disallowed.is_none() {

@@ -208,6 +208,39 @@ impl CoreTokenizer {
         })
         .map_err(|e| self.err(py, e))
     }
+
+    /// One text, on `num_threads` threads when more than one (see `encode_parallel`).
+    fn encode_text(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: &SpecialSet,
+        disallowed: &SpecialSet,
+        num_threads: usize,
+        piece_bytes: usize,
+    ) -> PyResult<Vec<u32>> {
+        let pool = if num_threads > 1 {
+            Some(pool(num_threads)?)
+        } else {
+            None
+        };
+        py.detach(|| match &pool {
+            None => self.encode_one(text, allowed, disallowed),
+            Some(pool) => pool.install(|| {
+                let mut out = Vec::with_capacity(text.len() / 4 + 4);
+                self.enc
+                    .encode_parallel(
+                        text,
+                        allowed.as_allowed(),
+                        disallowed.as_allowed(),
+                        piece_bytes,
+                        &mut out,
+                    )
+                    .map(|()| out)
+            }),
+        })
+        .map_err(|e| self.err(py, e))
+    }
 }
 
 /// Token ids from a list of ints or a uint32 numpy array; anything outside u32 is unknown.
@@ -298,44 +331,59 @@ impl CoreTokenizer {
             .collect()
     }
 
-    fn encode_ordinary<'py>(&self, py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+    /// `piece_bytes`: with `num_threads` > 1, the smallest piece a long text is cut into.
+    #[pyo3(signature = (text, num_threads=1, piece_bytes=65536))]
+    fn encode_ordinary<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        num_threads: usize,
+        piece_bytes: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        if num_threads > 1 {
+            let none = SpecialSet::Ids(Vec::new());
+            let out = self.encode_text(py, text, &none, &none, num_threads, piece_bytes)?;
+            return self.to_list(py, &out);
+        }
         let mut out = Vec::with_capacity(text.len() / 4 + 4);
         py.detach(|| self.enc.encode_ordinary(text, &mut out))
             .map_err(|e| self.err(py, e))?;
         self.to_list(py, &out)
     }
 
+    #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]
     fn encode<'py>(
         &self,
         py: Python<'py>,
         text: &str,
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
+        num_threads: usize,
+        piece_bytes: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         let (a, d) = (
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
-        let out = py
-            .detach(|| self.encode_one(text, &a, &d))
-            .map_err(|e| self.err(py, e))?;
+        let out = self.encode_text(py, text, &a, &d, num_threads, piece_bytes)?;
         self.to_list(py, &out)
     }
 
+    #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]
     fn encode_to_numpy<'py>(
         &self,
         py: Python<'py>,
         text: &str,
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
+        num_threads: usize,
+        piece_bytes: usize,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
         let (a, d) = (
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
-        let out = py
-            .detach(|| self.encode_one(text, &a, &d))
-            .map_err(|e| self.err(py, e))?;
+        let out = self.encode_text(py, text, &a, &d, num_threads, piece_bytes)?;
         Ok(PyArray1::from_vec(py, out))
     }
 

@@ -15,10 +15,14 @@ errors for disallowed special tokens (a ``ValueError``), same pickling.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokenmill.pretrained import REGISTRY, load_pretrained
 from tokenmill.tokenizer import SpecialArg, Tokenizer
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 # Model name -> encoding, and model-name prefix -> encoding (for dated or fine-tuned names).
 MODEL_TO_ENCODING: dict[str, str] = {
@@ -135,6 +139,32 @@ class Encoding(Tokenizer):
         if disallowed != "all":
             disallowed = frozenset(disallowed) & self.special_tokens_set
         return super()._special_args(allowed, disallowed)
+
+    # tiktoken's signatures: tokenmill's `num_threads` for one text is not part of them.
+    def encode(  # type: ignore[override]
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialArg = frozenset(),
+        disallowed_special: SpecialArg = "all",
+    ) -> list[int]:
+        return super().encode(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+
+    def encode_ordinary(self, text: str) -> list[int]:  # type: ignore[override]
+        return super().encode_ordinary(text)
+
+    def encode_to_numpy(  # type: ignore[override]
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialArg = frozenset(),
+        disallowed_special: SpecialArg = "all",
+    ) -> npt.NDArray[np.uint32]:
+        return super().encode_to_numpy(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
 
     def encode_batch(  # type: ignore[override]
         self,

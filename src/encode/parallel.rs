@@ -1,0 +1,113 @@
+//! One long text encoded on several threads: cut at places no chunk of a named pattern
+//! crosses, the pieces encoded at once on the current rayon pool, their ids concatenated.
+//!
+//! Where a text can be cut (both need only ASCII around the cut, so the cut is a character
+//! boundary):
+//! - right after a `\n` that follows a printable ASCII character other than a space and is
+//!   followed by an ASCII letter or digit (the proof is at `train::count_safe_cut`);
+//! - right before a single space between two ASCII letters: no alternative of the three
+//!   patterns matches a letter followed by a space, so the chunk on the left ends at the letter
+//!   either way, and the space followed by a letter starts the chunk ` word` (gpt2's
+//!   ` ?\p{L}+`, cl100k's and o200k's `[^\r\n\p{L}\p{N}]?` letter runs) whether or not the
+//!   text starts there.
+//!
+//! The corpus encoder cuts long documents by the same rule (`corpus/inputs.py`), and
+//! `tests/test_parallel_encode.py` checks cut encodings against whole ones.
+
+use super::{Allowed, Encoder};
+use crate::error::Error;
+use rayon::prelude::*;
+
+/// The first place at or after `from` where `b` can be cut (see the module doc).
+pub(crate) fn safe_cut(b: &[u8], from: usize) -> Option<usize> {
+    let letter = |i: usize| b.get(i).is_some_and(u8::is_ascii_alphabetic);
+    (from.max(2)..b.len()).find(|&i| {
+        (b[i - 1] == b'\n' && b[i].is_ascii_alphanumeric() && b[i - 2].is_ascii_graphic())
+            || (b[i] == b' ' && letter(i - 1) && letter(i + 1))
+    })
+}
+
+/// Work for one thread: a piece of text, or a special token's id.
+enum Part<'t> {
+    Text(&'t str),
+    Special(u32),
+}
+
+impl Encoder {
+    /// Like [`Encoder::encode`], on the threads of the current rayon pool: text segments of
+    /// at least `2 * piece_bytes` are cut into pieces of about `piece_bytes` or more (a few
+    /// per thread), which are encoded in parallel. The ids are those of `encode`. Texts of a
+    /// custom pattern are not cut (no cut rule is proved for them), nor are short ones.
+    pub fn encode_parallel(
+        &self,
+        text: &str,
+        allowed: Allowed<'_>,
+        disallowed: Allowed<'_>,
+        piece_bytes: usize,
+        out: &mut Vec<u32>,
+    ) -> Result<(), Error> {
+        let piece_bytes = piece_bytes.max(1);
+        let cuttable = self.splitter.named().is_some();
+        let pieces_per_segment = 4 * rayon::current_num_threads();
+        let parts = std::cell::RefCell::new(Vec::new());
+        self.segments(
+            text,
+            allowed,
+            disallowed,
+            |t| {
+                let b = t.as_bytes();
+                let mut parts = parts.borrow_mut();
+                if !cuttable || b.len() < 2 * piece_bytes {
+                    parts.push(Part::Text(t));
+                    return Ok(());
+                }
+                let step = (b.len() / pieces_per_segment).max(piece_bytes);
+                let mut start = 0;
+                while let Some(cut) = safe_cut(b, start + step).filter(|&c| c + step / 2 < b.len())
+                {
+                    // A cut is ASCII on both sides: a character boundary, so `get` succeeds.
+                    parts.extend(t.get(start..cut).map(Part::Text));
+                    start = cut;
+                }
+                parts.extend(t.get(start..).map(Part::Text));
+                Ok(())
+            },
+            |id| parts.borrow_mut().push(Part::Special(id)),
+        )?;
+        let ids: Vec<Result<Vec<u32>, Error>> = parts
+            .into_inner()
+            .par_iter()
+            .map(|part| match part {
+                Part::Text(t) => {
+                    let mut ids = Vec::with_capacity(t.len() / 4 + 4);
+                    self.encode_ordinary(t, &mut ids).map(|()| ids)
+                }
+                Part::Special(id) => Ok(vec![*id]),
+            })
+            .collect();
+        out.reserve(ids.iter().map(|r| r.as_ref().map_or(0, Vec::len)).sum());
+        for piece in ids {
+            out.extend_from_slice(&piece?);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_by_both_rules_and_nowhere_else() {
+        assert_eq!(safe_cut(b"ab\nc", 0), Some(3));
+        assert_eq!(safe_cut(b"ab cd", 0), Some(2));
+        // After whitespace, before a non-alphanumeric, between digits: no cut.
+        assert_eq!(safe_cut(b"a \nb", 0), None);
+        assert_eq!(safe_cut(b"ab\n.c", 0), None);
+        assert_eq!(safe_cut(b"12 34", 0), None);
+        assert_eq!(safe_cut(b"a  b", 0), None);
+        assert_eq!(safe_cut("é b".as_bytes(), 0), None);
+        assert_eq!(safe_cut(b"ab cd ef", 3), Some(5));
+        assert_eq!(safe_cut(b"ab cd", 5), None);
+    }
+}

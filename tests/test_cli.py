@@ -65,6 +65,20 @@ def test_encode_files_one_line_each_and_json(tmp_path, gpt2):
     assert as_json == [gpt2.encode("first file"), gpt2.encode("second\nfile")]
 
 
+def test_encode_a_long_file_on_threads(tmp_path):
+    from tokenmill.mainjob import bundled_corpus
+
+    text = bundled_corpus("holmes")[:400_000]
+    (tmp_path / "h.txt").write_text(text)
+    want = tokenmill.load("o200k_base").encode(text)
+    for threads in ("1", "2"):
+        out = tmp_path / f"ids{threads}.npy"
+        ok("encode", str(tmp_path / "h.txt"), "-t", "o200k_base", "--threads", threads,
+           "-o", str(out))  # fmt: skip
+        assert np.load(out).tolist() == want
+    assert "--threads must be >= 1" in user_error("encode", "--threads", "0", stdin="x")
+
+
 @pytest.mark.parametrize(("name", "dtype"), [("gpt2", np.uint16), ("o200k_base", np.uint32)])
 def test_binary_id_files_round_trip(tmp_path, name, dtype):
     tok = tokenmill.load(name)

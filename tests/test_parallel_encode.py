@@ -51,6 +51,7 @@ def test_a_long_text_on_two_threads_equals_tiktoken():
         assert tok(name).encode_ordinary(text, num_threads=2) == want, name
         assert tok(name).encode_to_numpy(text, num_threads=2).tolist() == want, name
         assert tok(name).encode(text, num_threads=2) == want, name
+        assert tok(name).count(text, num_threads=2) == len(want), name
 
 
 def test_shared_corpora_on_two_threads(shared_data):

@@ -63,7 +63,14 @@ class CoreTokenizer:
         num_threads: int = 1,
         piece_bytes: int = 65536,
     ) -> npt.NDArray[np.uint32]: ...
-    def count(self, text: str, allowed: _SpecialIds, disallowed: _SpecialIds) -> int: ...
+    def count(
+        self,
+        text: str,
+        allowed: _SpecialIds,
+        disallowed: _SpecialIds,
+        num_threads: int = 1,
+        piece_bytes: int = 65536,
+    ) -> int: ...
     def encode_batch(
         self, texts: list[str], allowed: _SpecialIds, disallowed: _SpecialIds, num_threads: int
     ) -> list[list[int]]: ...

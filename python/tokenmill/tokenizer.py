@@ -310,21 +310,24 @@ class Tokenizer:
         *,
         allowed_special: SpecialArg = frozenset(),
         disallowed_special: SpecialArg = "all",
+        num_threads: int = 1,
     ) -> int:
-        """How many tokens :meth:`encode` would return, without building the list.
+        """How many tokens :meth:`encode` would return, without building the list
+        (``num_threads``: as in :meth:`encode`).
 
         >>> import tokenmill
         >>> tokenmill.load("cl100k_base").count("tokenization is fun")
         4
         """
         a, d = self._special_args(allowed_special, disallowed_special)
+        n = _threads(num_threads)
         try:
-            return self._core.count(text, a, d)
+            return self._core.count(text, a, d, n)
         except TypeError:
             _need_str(text)
             raise
         except UnicodeEncodeError:
-            return self._core.count(_fix_surrogates(text), a, d)
+            return self._core.count(_fix_surrogates(text), a, d, n)
 
     def _batch(self, method: str, texts: Sequence[str], *args: Any) -> Any:
         if isinstance(texts, str):

@@ -387,17 +387,26 @@ impl CoreTokenizer {
         Ok(PyArray1::from_vec(py, out))
     }
 
+    #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]
     fn count(
         &self,
         py: Python<'_>,
         text: &str,
         allowed: &Bound<'_, PyAny>,
         disallowed: &Bound<'_, PyAny>,
+        num_threads: usize,
+        piece_bytes: usize,
     ) -> PyResult<usize> {
         let (a, d) = (
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
+        if num_threads > 1 {
+            // The pieces' ids are built and dropped: a 4-byte id per ~4 bytes of text.
+            return Ok(self
+                .encode_text(py, text, &a, &d, num_threads, piece_bytes)?
+                .len());
+        }
         py.detach(|| self.enc.count(text, a.as_allowed(), d.as_allowed()))
             .map_err(|e| self.err(py, e))
     }

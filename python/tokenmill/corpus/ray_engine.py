@@ -39,25 +39,25 @@ def _ray(workers: int, address: str | None) -> Any:
 
 def _ordered(ray: Any, submit: Callable[[int], Any], n: int, window: int) -> Iterator[Any]:
     """Results of tasks 0..n-1 in order, with at most ``window`` submitted and unconsumed."""
+    # When the caller stops early (an error), the at most ``window`` tasks still pending are
+    # left to finish and their results dropped, not cancelled: with Ray 2.60, cancelling a
+    # task while it completes aborted the driver process ("Check failed ... Tried to complete
+    # task that was not pending" in task_manager.cc), which took a whole test run down.
     pending: deque[Any] = deque()
     nxt = 0
-    try:
-        while nxt < n or pending:
-            while nxt < n and len(pending) < window:
-                pending.append(submit(nxt))
-                nxt += 1
-            try:
-                yield ray.get(pending.popleft())
-            except Exception as e:
-                # A task's own error (a bad input line...) reaches the caller as itself, not
-                # wrapped in Ray's traceback.
-                cause = getattr(e, "cause", None)
-                if isinstance(cause, TokenmillError):
-                    raise cause from None
-                raise
-    finally:
-        for ref in pending:
-            ray.cancel(ref)
+    while nxt < n or pending:
+        while nxt < n and len(pending) < window:
+            pending.append(submit(nxt))
+            nxt += 1
+        try:
+            yield ray.get(pending.popleft())
+        except Exception as e:
+            # A task's own error (a bad input line...) reaches the caller as itself, not
+            # wrapped in Ray's traceback.
+            cause = getattr(e, "cause", None)
+            if isinstance(cause, TokenmillError):
+                raise cause from None
+            raise
 
 
 def _encode_task(tok: Any, files: list[_in.InputFile], item: _in.Item, k: int, opts: Any) -> Any:

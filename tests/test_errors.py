@@ -125,5 +125,10 @@ def test_unknown_names_and_bad_arguments():
     enc = tokenmill.load("gpt2")
     with pytest.raises(ValueError, match="num_threads"):
         enc.encode_batch(["a"], num_threads=0)
+    for bad in ("2", 2.0, True):
+        with pytest.raises(TypeError, match="num_threads must be an int"):
+            enc.encode("a", num_threads=bad)
+        with pytest.raises(TypeError, match="num_threads must be an int"):
+            enc.encode_ordinary_batch(["a"], num_threads=bad)
     with pytest.raises(ValueError, match="max_tokens"):
         enc.truncate("abc", -1)

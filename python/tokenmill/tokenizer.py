@@ -615,6 +615,8 @@ def _rebuild(
 def _threads(num_threads: int | None) -> int:
     if num_threads is None:
         return default_threads()
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
+        raise TypeError(f"num_threads must be an int, got {type(num_threads).__name__}")
     if num_threads < 1:
         raise ValueError(f"num_threads must be >= 1, got {num_threads}")
     return num_threads

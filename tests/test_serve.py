@@ -414,6 +414,12 @@ def wait_rendered(page, text):
     )
 
 
+def type_text(page, text):
+    """Type ``text`` into the input and wait until every panel shows it."""
+    page.fill("#input", text)
+    wait_rendered(page, text)
+
+
 def panel_tokens(page, name):
     """Each coloured token span of a panel: (id, shown text)."""
     return page.eval_on_selector_all(
@@ -468,8 +474,7 @@ def test_typing_shows_the_right_tokens_for_gpt2_and_a_trained_tokenizer(page, se
 
 def test_unicode_and_partial_tokens_on_the_page(page, server, toks):
     open_page(page, server)
-    page.fill("#input", TEXT)
-    wait_rendered(page, TEXT)
+    type_text(page, TEXT)
     for name in ["gpt2", "cl100k_base", "tiny"]:
         ids = toks[name].encode(TEXT)
         assert [i for i, _ in panel_tokens(page, name)] == ids
@@ -518,8 +523,7 @@ def test_script_tags_are_shown_as_text(page, server, toks):
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     open_page(page, server)
     evil = '<script>alert(1)</script><img src=x onerror="alert(2)"><b>bold</b>'
-    page.fill("#input", evil)
-    wait_rendered(page, evil)
+    type_text(page, evil)
     page.wait_for_timeout(200)
     assert dialogs == []
     for name in panel_names(page):
@@ -540,8 +544,7 @@ def test_special_tokens_on_the_page(page, server, toks):
     open_page(page, server)
     set_tokenizers(page, ["tiny"])
     text = "end<|endoftext|>start"
-    page.fill("#input", text)
-    wait_rendered(page, text)
+    type_text(page, text)
     tiny = toks["tiny"]
     assert [i for i, _ in panel_tokens(page, "tiny")] == tiny.encode_ordinary(text)  # as text
     page.select_option("#special", "allow")
@@ -558,13 +561,11 @@ def test_text_over_the_limit_is_not_sent(page, playground, toks):
     try:
         open_page(page, server)
         text = "word " * 500
-        page.fill("#input", text)
-        wait_rendered(page, text)
+        type_text(page, text)
         assert "too long" in page.text_content("#status")
         assert page.locator("#panels .tok").count() == 0
         short = "word " * 100  # back under the limit
-        page.fill("#input", short)
-        wait_rendered(page, short)
+        type_text(page, short)
         ids = [i for i, _ in panel_tokens(page, "gpt2")]
         assert ids == toks["gpt2"].encode(short)
     finally:
@@ -574,8 +575,7 @@ def test_text_over_the_limit_is_not_sent(page, playground, toks):
 
 def test_show_ids_toggle(page, server, toks):
     open_page(page, server)
-    page.fill("#input", "hello world")
-    wait_rendered(page, "hello world")
+    type_text(page, "hello world")
     first = '.panel[data-tokenizer="gpt2"] .tok >> nth=0'
     after = "s => getComputedStyle(s, '::after').content"
     assert page.locator(first).evaluate(after) in ("none", "normal")
@@ -591,8 +591,7 @@ def test_inspector_explains_the_token_under_the_cursor(page, server, trained):
     open_page(page, server)
     set_tokenizers(page, ["tiny"])
     text = "the thing there"
-    page.fill("#input", text)
-    wait_rendered(page, text)
+    type_text(page, text)
     ids = trained.encode(text)
     target = max(ids)  # the latest merge among them: it has parents
     index = ids.index(target)

@@ -53,6 +53,8 @@ def corpus_files(names: list[str]) -> list[Path]:
 
 
 def add_train_arguments(sp: argparse.ArgumentParser) -> None:
+    from tokenmill.corpus.command import add_engine_arguments
+
     sp.add_argument(
         "files",
         nargs="*",
@@ -100,14 +102,8 @@ def add_train_arguments(sp: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="where to write the tokenizer (default: <corpus>-<vocab>.tokenmill)",
     )
-    sp.add_argument(
-        "--engine",
-        choices=["local", "ray"],
-        default="local",
-        help="count chunks here (local) or as Ray tasks (ray); the merges are the same",
-    )
-    sp.add_argument(
-        "--ray-address", metavar="ADDR", help="Ray cluster to use (default: start a local Ray)"
+    add_engine_arguments(
+        sp, "count chunks here (local) or as Ray tasks (ray); the merges are the same"
     )
     sp.add_argument("--log", action="store_true", help="print every merge to stderr")
     sp.add_argument("--top", type=int, default=10, help="how many merges and tokens to show")

@@ -340,14 +340,9 @@ impl CoreTokenizer {
         num_threads: usize,
         piece_bytes: usize,
     ) -> PyResult<Bound<'py, PyList>> {
-        if num_threads > 1 {
-            let none = SpecialSet::Ids(Vec::new());
-            let out = self.encode_text(py, text, &none, &none, num_threads, piece_bytes)?;
-            return self.to_list(py, &out);
-        }
-        let mut out = Vec::with_capacity(text.len() / 4 + 4);
-        py.detach(|| self.enc.encode_ordinary(text, &mut out))
-            .map_err(|e| self.err(py, e))?;
+        // No special token allowed or disallowed: `encode` is `encode_ordinary`.
+        let none = SpecialSet::Ids(Vec::new());
+        let out = self.encode_text(py, text, &none, &none, num_threads, piece_bytes)?;
         self.to_list(py, &out)
     }
 

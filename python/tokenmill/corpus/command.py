@@ -8,6 +8,15 @@ import sys
 from typing import Any
 
 
+def add_engine_arguments(sp: argparse.ArgumentParser, engine_help: str) -> None:
+    """``--engine local|ray`` and ``--ray-address``, as ``train`` and ``encode-corpus`` take
+    them."""
+    sp.add_argument("--engine", choices=["local", "ray"], default="local", help=engine_help)
+    sp.add_argument(
+        "--ray-address", metavar="ADDR", help="Ray cluster to use (default: start a local Ray)"
+    )
+
+
 def add_encode_corpus_arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument(
         "inputs",
@@ -50,14 +59,8 @@ def add_encode_corpus_arguments(sp: argparse.ArgumentParser) -> None:
     )
     sp.add_argument("--dtype", choices=["uint16", "uint32"], help="default: smallest that fits")
     sp.add_argument("-w", "--workers", type=int, default=None, help="default: all CPUs")
-    sp.add_argument(
-        "--engine",
-        choices=["local", "ray"],
-        default="local",
-        help="threads here (local, default) or Ray tasks (ray); the shards are the same",
-    )
-    sp.add_argument(
-        "--ray-address", metavar="ADDR", help="Ray cluster to use (default: a local Ray)"
+    add_engine_arguments(
+        sp, "threads here (local, default) or Ray tasks (ray); the shards are the same"
     )
     sp.add_argument(
         "--on-error",

@@ -1,6 +1,6 @@
 """tokenmill.embedding: lookup = row indexing = one-hot times the matrix, cosine similarity
-recomputed by hand, growing keeps old rows, parameter counts by arithmetic. The torch
-versions run only where torch is installed."""
+recomputed by hand, growing keeps old rows, parameter counts by arithmetic. The torch versions run where torch
+is installed (the test extras install it), each checked against the numpy result."""
 
 from __future__ import annotations
 
@@ -133,6 +133,19 @@ def test_torch_embedding_same_helpers():
     oh = torch.from_numpy(one_hot(ids, N_VOCAB))
     assert torch.allclose(oh @ emb.weight.detach(), lookup(emb, ids))
     assert cosine_similarity(emb, 2, 9) == pytest.approx(cosine_similarity(TABLE, 2, 9), abs=1e-6)
-    bigger = grow(emb, N_VOCAB + 2)
+    got, want = most_similar(emb, 7, k=6), most_similar(TABLE, 7, k=6)
+    assert [i for i, _ in got] == [i for i, _ in want]
+    assert [s for _, s in got] == pytest.approx([s for _, s in want], abs=1e-6)
+    bigger = grow(emb, N_VOCAB + 2, std=0.01, seed=5)
     assert isinstance(bigger, torch.nn.Embedding) and bigger.num_embeddings == N_VOCAB + 2
     assert torch.equal(bigger.weight[:N_VOCAB], emb.weight)
+    # the new rows are the numpy version's, in the table's dtype
+    numpy_bigger = grow(TABLE, N_VOCAB + 2, std=0.01, seed=5)
+    assert np.allclose(bigger.weight.detach().numpy(), numpy_bigger, atol=1e-7)
+    assert bigger.weight.dtype == emb.weight.dtype
+    with pytest.raises(UnknownTokenIdError, match=f"unknown token id {N_VOCAB}"):
+        lookup(emb, [0, N_VOCAB])
+    with pytest.raises(UnknownTokenIdError):
+        cosine_similarity(emb, -1, 0)
+    with pytest.raises(ValueError, match="only adds rows"):
+        grow(bigger, N_VOCAB)

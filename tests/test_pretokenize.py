@@ -117,6 +117,8 @@ HARD_ATOMS = [
     *("😀", "👍🏽", "\u200d", "🇫🇷", "/", "//", "!", ".", ",", "-", "(", '"', "…", "#", "_"),
 ]
 HARD_CHARS = sorted({c for atom in HARD_ATOMS for c in atom})
+# ASCII text long enough for the scanners' 64-byte block path (its rules are all about ASCII).
+ASCII_ATOMS_LONG = [a for a in HARD_ATOMS if a.isascii()] + ["the", " The", "don't", "a1b2", "\n    "]
 
 STRATEGIES = {
     "any_text": st.text(max_size=60),
@@ -125,6 +127,14 @@ STRATEGIES = {
     "mixed": st.lists(st.one_of(st.sampled_from(HARD_ATOMS), st.text(max_size=3)), max_size=20).map(
         "".join
     ),
+    "long_ascii": st.lists(st.sampled_from(ASCII_ATOMS_LONG), min_size=40, max_size=160).map(
+        "".join
+    ),
+    "long_mixed": st.lists(
+        st.one_of(st.sampled_from(ASCII_ATOMS_LONG), st.sampled_from(HARD_ATOMS)),
+        min_size=40,
+        max_size=160,
+    ).map("".join),
 }
 HYPOTHESIS = settings(
     max_examples=int(os.environ.get("TOKENMILL_PRETOK_EXAMPLES", "400")),

@@ -19,6 +19,7 @@
 //! chunk, `AǅB's` too (via (3), ǅ being Lt). Whitespace runs go through their last `\r`/`\n`
 //! (`\s*[\r\n]+`), else to the end of the text, else give back their last character.
 
+use super::blocks::{run_start, Masks, BLOCK};
 use super::classes::{
     class_at, contraction_ci, lower_lanes, run, run_swar, skip_ascii, spaces, upper_lanes, CRLF,
     HI, L, LO, M, N, OTHER, UP,
@@ -95,6 +96,112 @@ impl Scanner for O200k {
     fn next(b: &[u8], i: usize) -> usize {
         next(b, i)
     }
+
+    const BLOCKS: bool = true;
+
+    #[inline(always)]
+    fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
+        block(b, i, w)
+    }
+}
+
+/// The chunk starts of the block `w = b[i..i + 64]`, where `i` is a chunk start: bit `k` is set
+/// iff a chunk starts at `i + k`. Bit 0 is always set; bits above the block's *limit* are
+/// clear, and every set bit up to it is exact (the scanner's loop takes the chunks between
+/// them and goes on from the last).
+///
+/// On ASCII the pattern reduces to local rules. With P = space, tab or other (`[^\r\n\p{L}
+/// \p{N}]`), a chunk starts at a byte that is
+/// - a capital after a small letter (`camelCase`), or a letter after a digit or line end;
+/// - a letter after a P that does not start a chunk (a P that starts one is the letter's
+///   prefix, as in ` word` and `.word`);
+/// - an other (punctuation, symbols) after anything but an other (`?!` is one run) or a space
+///   (` ?[^\s\p{L}\p{N}]+` takes one space);
+/// - a space or tab after a non-whitespace or a line end, or the last of a run of them before a
+///   non-whitespace (`\s+(?!\S)` leaves it for the next chunk);
+/// - a line end after a letter or digit (otherwise the whitespace run or the punctuation run
+///   before it takes it: `\s*[\r\n]+`, `[\r\n/]*`);
+/// - a digit after a non-digit, or three digits after a digit that starts a chunk.
+///
+/// A contraction after a letter belongs to the word; the chunk after it starts where it ends.
+/// The limit keeps out what these rules do not cover: a byte >= 0x80 (the limit is four bytes
+/// before it, and before any whitespace run that reaches it), a `/` right after a line end
+/// (the punctuation run's `[\r\n/]*` may take it), a whitespace run with a line end after a
+/// space (`\s*[\r\n]+` ends at its last line end), an apostrophe right after a contraction,
+/// and the last bytes of the block (whose rules look ahead).
+#[inline(always)]
+fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
+    let m = Masks::of(w);
+    let prev = |v: u64| v << 1;
+    let letter = m.up | m.lo;
+    let x = m.space | m.tab;
+    let ws = x | m.nl;
+    let other = m.other();
+    let p = x | other;
+
+    // Rules read up to three bytes ahead; a whitespace run reaching the end may go on.
+    let mut limit: u32 = BLOCK as u32 - 4;
+    if ws >> 63 != 0 {
+        limit = limit.min(run_start(ws, 63));
+    }
+    if m.hi != 0 {
+        let h = m.hi.trailing_zeros();
+        limit = limit.min(h.saturating_sub(4)).min(run_start(ws, h));
+    }
+    let tail_slash = m.slash & prev(m.nl);
+    if tail_slash != 0 {
+        limit = limit.min(tail_slash.trailing_zeros().saturating_sub(1));
+    }
+    let after_nl = x & prev(m.nl);
+    // Line ends that follow a run of spaces or tabs that itself follows a line end.
+    let nl_again = x.wrapping_add(after_nl) & !x & m.nl;
+    if nl_again != 0 {
+        limit = limit.min(run_start(ws, nl_again.trailing_zeros()));
+    }
+
+    // Digits: each run in groups of three from its start.
+    let digit3 = m.digit & prev(m.digit) & (m.digit << 2);
+    let mut groups = m.digit & !prev(m.digit);
+    let mut more = (groups << 3) & digit3;
+    while more != 0 {
+        groups |= more;
+        more = (more << 3) & digit3;
+    }
+
+    let mut starts = 1
+        | m.up & prev(m.lo)
+        | letter & prev(m.digit | m.nl)
+        | other & !prev(other | m.space)
+        | x & !prev(ws)
+        | after_nl
+        | x & prev(x) & !(ws >> 1)
+        | m.nl & !prev(ws | other)
+        | groups;
+    starts |= letter & prev(p) & !prev(starts & p);
+
+    // Contractions: `'s 't 're 've 'm 'll 'd` (any case) after a letter.
+    let mut apos = m.apos & prev(letter) & ((2u64 << limit) - 1);
+    let mut after_contraction = u32::MAX;
+    while apos != 0 {
+        let k = apos.trailing_zeros();
+        apos &= apos - 1;
+        if k > limit {
+            break;
+        }
+        if k == after_contraction {
+            // `x's's`: the second apostrophe starts a chunk of its own (`'s...`), which may
+            // go on with letters.
+            limit = k;
+            break;
+        }
+        if let Some(end) = contraction_ci(b, i + k as usize) {
+            let e = (end - i) as u32;
+            starts &= !(((1u64 << e) - 1) & !((1u64 << k) - 1));
+            starts |= 1 << e;
+            after_contraction = e;
+        }
+    }
+    starts & ((2u64 << limit) - 1)
 }
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).

@@ -1,0 +1,212 @@
+//! Class bitmasks of 64 bytes at once, for the scanners' block path: bit `k` of each mask
+//! says whether byte `k` of the block is in the class. A scanner turns the masks into the
+//! bitmask of chunk starts with a few dozen bitwise operations (see `o200k::block`), instead of
+//! a run of data-dependent branches per chunk.
+//!
+//! The masks cover ASCII only; `hi` marks the other bytes, which a scanner leaves to its
+//! per-character path. On x86_64 they come from SSE2 (part of the x86_64 baseline, so no
+//! runtime detection), elsewhere from eight-byte words; the tests check both against the
+//! class table.
+
+use super::classes::ascii_class;
+use super::tables::{CRLF, L, N, UP, WS};
+
+/// Block length in bytes.
+pub(super) const BLOCK: usize = 64;
+
+/// The ASCII classes of one block. Every ASCII byte is in exactly one of `up`, `lo`,
+/// `digit`, `space`, `tab`, `nl`, or none of them (then it is "other": punctuation, symbols,
+/// control characters), `apos` and `slash` pick out two of the others.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Masks {
+    /// Bytes >= 0x80.
+    pub hi: u64,
+    /// `[A-Z]`.
+    pub up: u64,
+    /// `[a-z]`.
+    pub lo: u64,
+    /// `[0-9]`.
+    pub digit: u64,
+    /// `' '`.
+    pub space: u64,
+    /// `\t`, `\v`, `\f`: the whitespace that is neither a space nor a line end.
+    pub tab: u64,
+    /// `\r`, `\n`.
+    pub nl: u64,
+    /// `'`.
+    pub apos: u64,
+    /// `/`.
+    pub slash: u64,
+}
+
+impl Masks {
+    /// The masks of `block`.
+    #[inline(always)]
+    pub fn of(block: &[u8; BLOCK]) -> Masks {
+        #[cfg(target_arch = "x86_64")]
+        {
+            sse2(block)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            swar(block)
+        }
+    }
+
+    /// The bytes that are none of letter, digit or whitespace (ASCII punctuation, symbols and
+    /// control characters; not the non-ASCII bytes).
+    #[inline(always)]
+    pub fn other(&self) -> u64 {
+        !(self.up | self.lo | self.digit | self.space | self.tab | self.nl | self.hi)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn sse2(block: &[u8; BLOCK]) -> Masks {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86_64 baseline; every load reads 16 bytes inside `block`
+    // (offsets 0, 16, 32, 48) with an unaligned load.
+    unsafe {
+        let mut m = Masks::default();
+        for part in 0..4 {
+            let v = _mm_loadu_si128(block.as_ptr().add(16 * part) as *const __m128i);
+            // Signed compares: `x + (0x80 - lo) < 0x80 - lo + (hi - lo + 1)` in i8 is
+            // `lo <= x <= hi` for every byte (bytes >= 0x80 land outside the range).
+            let range = |v: __m128i, lo: u8, hi: u8| {
+                let shifted = _mm_add_epi8(v, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
+                let bound = (0x80u8.wrapping_add(hi - lo + 1)) as i8;
+                _mm_movemask_epi8(_mm_cmplt_epi8(shifted, _mm_set1_epi8(bound))) as u16 as u64
+            };
+            let eq = |v: __m128i, c: u8| {
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8))) as u16 as u64
+            };
+            let letter = range(_mm_or_si128(v, _mm_set1_epi8(0x20)), b'a', b'z');
+            // Bit 5 of each byte moved to bit 7 (a 16-bit shift: what crosses into the next
+            // byte lands in its low bits, not in bit 7).
+            let bit5 = _mm_movemask_epi8(_mm_slli_epi16(v, 2)) as u16 as u64;
+            let ctl_ws = range(v, b'\t', b'\r');
+            let nl = eq(v, b'\n') | eq(v, b'\r');
+            let at = 16 * part;
+            m.hi |= (_mm_movemask_epi8(v) as u16 as u64) << at;
+            m.up |= (letter & !bit5) << at;
+            m.lo |= (letter & bit5) << at;
+            m.digit |= range(v, b'0', b'9') << at;
+            m.space |= eq(v, b' ') << at;
+            m.tab |= (ctl_ws & !nl) << at;
+            m.nl |= nl << at;
+            m.apos |= eq(v, b'\'') << at;
+            m.slash |= eq(v, b'/') << at;
+        }
+        m
+    }
+}
+
+/// The portable version: one byte at a time from the class table.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn swar(block: &[u8; BLOCK]) -> Masks {
+    let mut m = Masks::default();
+    for (k, &c) in block.iter().enumerate() {
+        let bit = 1u64 << k;
+        if c >= 0x80 {
+            m.hi |= bit;
+            continue;
+        }
+        let cls = ascii_class(c);
+        if cls & L != 0 {
+            if cls & UP != 0 {
+                m.up |= bit;
+            } else {
+                m.lo |= bit;
+            }
+        } else if cls & N != 0 {
+            m.digit |= bit;
+        } else if cls & CRLF != 0 {
+            m.nl |= bit;
+        } else if c == b' ' {
+            m.space |= bit;
+        } else if cls & WS != 0 {
+            m.tab |= bit;
+        }
+        if c == b'\'' {
+            m.apos |= bit;
+        }
+        if c == b'/' {
+            m.slash |= bit;
+        }
+    }
+    m
+}
+
+/// Whether the first 16 bytes of `block` are ASCII: a cheap test before building the masks,
+/// which text in other scripts fails at once.
+#[inline(always)]
+pub(super) fn ascii_head(block: &[u8; BLOCK]) -> bool {
+    let head = block.first_chunk::<16>().copied().unwrap_or_default();
+    u128::from_le_bytes(head) & 0x8080_8080_8080_8080_8080_8080_8080_8080 == 0
+}
+
+/// The first position of the run of `set` bits that contains bit `k`, or `k` if bit `k - 1`
+/// is not set (`k <= 64`).
+#[inline(always)]
+pub(super) fn run_start(set: u64, k: u32) -> u32 {
+    let below = if k >= 64 {
+        !set
+    } else {
+        !set & ((1u64 << k) - 1)
+    };
+    if below == 0 {
+        0
+    } else {
+        64 - below.leading_zeros()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tables::LO;
+    use super::*;
+
+    #[test]
+    fn masks_agree_with_the_class_table() {
+        // Every byte value at every position (the other positions hold varied bytes).
+        for c in 0..=255u8 {
+            for pos in [0usize, 1, 15, 16, 17, 31, 32, 47, 48, 63] {
+                let mut block = [0u8; BLOCK];
+                for (k, x) in block.iter_mut().enumerate() {
+                    *x = (k as u8).wrapping_mul(37).wrapping_add(c);
+                }
+                block[pos] = c;
+                let m = Masks::of(&block);
+                assert_eq!(m, swar(&block), "byte {c:#x} at {pos}");
+                let bit = |mask: u64| mask >> pos & 1 == 1;
+                let cls = if c < 0x80 { ascii_class(c) } else { 0 };
+                assert_eq!(bit(m.hi), c >= 0x80);
+                assert_eq!(bit(m.up), cls & UP != 0 && cls & L != 0, "{c:#x}");
+                assert_eq!(bit(m.lo), cls & LO != 0 && cls & L != 0, "{c:#x}");
+                assert_eq!(bit(m.digit), cls & N != 0, "{c:#x}");
+                assert_eq!(bit(m.nl), cls & CRLF != 0, "{c:#x}");
+                assert_eq!(bit(m.space), c == b' ');
+                assert_eq!(
+                    bit(m.tab),
+                    cls & WS != 0 && cls & CRLF == 0 && c != b' ',
+                    "{c:#x}"
+                );
+                assert_eq!(bit(m.apos), c == b'\'');
+                assert_eq!(bit(m.slash), c == b'/');
+                let other = cls & (L | N | WS) == 0 && c < 0x80;
+                assert_eq!(bit(m.other()), other, "{c:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn run_starts() {
+        assert_eq!(run_start(0b0111_0000, 7), 4);
+        assert_eq!(run_start(0b0111_0000, 4), 4);
+        assert_eq!(run_start(0b0111_0000, 9), 9);
+        assert_eq!(run_start(0b1111, 3), 0);
+        assert_eq!(run_start(!0, 64), 0);
+        assert_eq!(run_start(1 << 63, 64), 63);
+    }
+}

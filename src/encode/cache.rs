@@ -349,21 +349,23 @@ impl ChunkCache {
     ) {
         let mut keys = [0u128; BATCH];
         let mut homes = [0usize; BATCH];
-        let mut found = [0u128; BATCH];
         let n = chunks.len().min(BATCH);
         for i in 0..n {
             if let Some(k) = key_in(text, chunks[i]) {
                 keys[i] = k;
                 homes[i] = hash128(k) & self.mask;
-                found[i] = self.slots[homes[i]].key;
+                if let Some(slot) = self.slots.get(homes[i]) {
+                    prefetch(slot);
+                }
             }
         }
         for i in 0..n {
-            let slot = &self.slots[homes[i]];
-            // `found` only started the loads early; the slot is read again because a miss
-            // earlier in this batch may have cleared the cache since (a stale hit emitted an
-            // empty slot: a token went missing on the 49,152nd distinct chunk).
-            if keys[i] != 0 && found[i] == keys[i] && slot.key == keys[i] {
+            // The home slot is read here, not in the first loop: a miss earlier in this batch
+            // may have grown or cleared the cache since (a stale hit once emitted an empty
+            // slot: a token went missing on the 49,152nd distinct chunk). A grown table
+            // moved the chunk away from `homes[i]`, which then misses and takes the slow path.
+            let slot = &self.slots[homes[i] & self.mask];
+            if keys[i] != 0 && slot.key == keys[i] {
                 self.emit(slot, out);
             } else {
                 let chunk = chunks[i];
@@ -374,6 +376,21 @@ impl ChunkCache {
             self.get_or_insert(chunk, out, |o| compute(chunk, o));
         }
     }
+}
+
+/// Start loading `slot` into the CPU cache, without waiting for it (a hint; no effect on
+/// other targets).
+#[inline(always)]
+fn prefetch(slot: &Slot) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and reads nothing the program sees; SSE is part of the
+    // x86_64 baseline.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(slot as *const Slot as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = slot;
 }
 
 /// Caches a thread keeps, one per encoder, most recently used first. More than one, so that

@@ -15,6 +15,9 @@
 //!   last `\r`/`\n` if it has one (`\s*[\r\n]` backtracks to it), else all but its last
 //!   character (`\s+(?!\S)`), else (a run of one) that character.
 
+use super::blocks::{
+    after_line_ends, common_limit, contractions, digit_groups, prev, Masks, BLOCK,
+};
 use super::classes::{
     class_at, contraction_ci, letter_lanes, run, run_swar, spaces, CRLF, L, N, OTHER,
 };
@@ -28,6 +31,56 @@ impl Scanner for Cl100k {
     fn next(b: &[u8], i: usize) -> usize {
         next(b, i)
     }
+
+    const BLOCKS: bool = true;
+
+    #[inline(always)]
+    fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
+        block(b, i, w)
+    }
+}
+
+/// The chunk starts of the block `w = b[i..i + 64]` (see `Scanner::block`). On ASCII, with
+/// P = space, tab or other, a chunk starts at a byte that is
+/// - a letter after a digit or line end, or after a P that does not start a chunk (one that
+///   does is the letter's prefix);
+/// - an other after anything but an other or a space (` ?[^\s\p{L}\p{N}]++`);
+/// - a space or tab after a non-whitespace or a line end, or the last of a run of them before a
+///   non-whitespace (`\s+(?!\S)`);
+/// - a line end after a letter or digit (`\s*[\r\n]` and `[\r\n]*+` take the others);
+/// - a digit after a non-digit, or three digits after a digit that starts a chunk;
+/// - the byte after a contraction that starts at a chunk start (`'s`, `'LL`...: a chunk of
+///   its own, so `'sam` is `'s` + `am`).
+///
+/// The limit is the one all scanners share, and before a whitespace run with a line end after a
+/// space or tab (the run's chunk ends at its last line end).
+#[inline(always)]
+fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
+    let m = Masks::of(w);
+    let letter = m.up | m.lo;
+    let x = m.space | m.tab;
+    let ws = x | m.nl;
+    let other = m.other();
+    let p = x | other;
+    let (after_nl, limit) = after_line_ends(&m, ws, common_limit(&m, ws));
+    let mut starts = 1
+        | letter & prev(m.digit | m.nl)
+        | other & !prev(other | m.space)
+        | x & !prev(ws)
+        | after_nl
+        | x & prev(x) & !(ws >> 1)
+        | m.nl & !prev(ws | other)
+        | digit_groups(m.digit);
+    starts |= letter & prev(p) & !prev(starts & p);
+    let (starts, limit) = contractions(
+        starts,
+        limit,
+        m.apos & starts,
+        false,
+        |k| Some((contraction_ci(b, i + k as usize)? - i) as u32),
+        |_, _| false,
+    );
+    starts & ((2u64 << limit) - 1)
 }
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).

@@ -10,6 +10,7 @@
 //!   possessive, so `$` before a final `\n` cannot match earlier), else all but its last
 //!   character (`\s+(?!\S)` backtracks one), else (a run of one) that character.
 
+use super::blocks::{common_limit, contractions, prev, Masks, BLOCK};
 use super::classes::{class_at, contraction_cs, letter_lanes, run, run_swar, spaces, L, N, OTHER};
 use super::Scanner;
 
@@ -21,6 +22,43 @@ impl Scanner for Gpt2 {
     fn next(b: &[u8], i: usize) -> usize {
         next(b, i)
     }
+
+    const BLOCKS: bool = true;
+
+    #[inline(always)]
+    fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
+        block(b, i, w)
+    }
+}
+
+/// The chunk starts of the block `w = b[i..i + 64]` (see `Scanner::block`). On ASCII a chunk
+/// starts at a letter, digit or other whose previous byte is neither of its class nor a space
+/// (` ?\p{L}++` and the like take one space); at a whitespace byte after a non-whitespace, or
+/// the last of a run before a non-whitespace (`\s+(?!\S)`; line ends are whitespace like any
+/// other here); and after a contraction that starts at a chunk start (`'s`, `'ll`...,
+/// case-sensitive, a chunk of its own).
+#[inline(always)]
+fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
+    let m = Masks::of(w);
+    let letter = m.up | m.lo;
+    let ws = m.space | m.tab | m.nl;
+    let other = m.other();
+    let limit = common_limit(&m, ws);
+    let starts = 1
+        | letter & !prev(letter | m.space)
+        | m.digit & !prev(m.digit | m.space)
+        | other & !prev(other | m.space)
+        | ws & !prev(ws)
+        | ws & prev(ws) & !(ws >> 1);
+    let (starts, limit) = contractions(
+        starts,
+        limit,
+        m.apos & starts,
+        false,
+        |k| Some((contraction_cs(b, i + k as usize)? - i) as u32),
+        |_, _| false,
+    );
+    starts & ((2u64 << limit) - 1)
 }
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).

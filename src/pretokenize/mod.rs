@@ -481,6 +481,10 @@ mod tests {
                     *ascii.get(k).unwrap_or_else(|| &wide[k - ascii.len()])
                 })
                 .collect();
+            let (blocks, per_char) = both_paths::<gpt2::Gpt2>(&text);
+            assert_eq!(blocks, per_char, "gpt2 {text:?}");
+            let (blocks, per_char) = both_paths::<cl100k::Cl100k>(&text);
+            assert_eq!(blocks, per_char, "cl100k {text:?}");
             let (blocks, per_char) = both_paths::<o200k::O200k>(&text);
             assert_eq!(blocks, per_char, "o200k {text:?}");
         }
@@ -500,19 +504,25 @@ mod tests {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            let (blocks, per_char) = both_paths::<o200k::O200k>(&text);
-            if blocks != per_char {
-                let k = blocks
-                    .iter()
-                    .zip(&per_char)
-                    .take_while(|(a, b)| a == b)
-                    .count();
-                panic!(
-                    "o200k {}: chunk {k}: {:?} vs {:?}",
-                    path.display(),
-                    &blocks[k.saturating_sub(3)..(k + 3).min(blocks.len())],
-                    &per_char[k.saturating_sub(3)..(k + 3).min(per_char.len())]
-                );
+            let results = [
+                ("gpt2", both_paths::<gpt2::Gpt2>(&text)),
+                ("cl100k", both_paths::<cl100k::Cl100k>(&text)),
+                ("o200k", both_paths::<o200k::O200k>(&text)),
+            ];
+            for (name, (blocks, per_char)) in results {
+                if blocks != per_char {
+                    let k = blocks
+                        .iter()
+                        .zip(&per_char)
+                        .take_while(|(a, b)| a == b)
+                        .count();
+                    panic!(
+                        "{name} {}: chunk {k}: {:?} vs {:?}",
+                        path.display(),
+                        &blocks[k.saturating_sub(3)..(k + 3).min(blocks.len())],
+                        &per_char[k.saturating_sub(3)..(k + 3).min(per_char.len())]
+                    );
+                }
             }
         }
     }

@@ -19,7 +19,9 @@
 //! chunk, `AǅB's` too (via (3), ǅ being Lt). Whitespace runs go through their last `\r`/`\n`
 //! (`\s*[\r\n]+`), else to the end of the text, else give back their last character.
 
-use super::blocks::{run_start, Masks, BLOCK};
+use super::blocks::{
+    after_line_ends, common_limit, contractions, digit_groups, prev, Masks, BLOCK,
+};
 use super::classes::{
     class_at, contraction_ci, lower_lanes, run, run_swar, skip_ascii, spaces, upper_lanes, CRLF,
     HI, L, LO, M, N, OTHER, UP,
@@ -132,42 +134,17 @@ impl Scanner for O200k {
 #[inline(always)]
 fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
     let m = Masks::of(w);
-    let prev = |v: u64| v << 1;
     let letter = m.up | m.lo;
     let x = m.space | m.tab;
     let ws = x | m.nl;
     let other = m.other();
     let p = x | other;
-
-    // Rules read up to three bytes ahead; a whitespace run reaching the end may go on.
-    let mut limit: u32 = BLOCK as u32 - 4;
-    if ws >> 63 != 0 {
-        limit = limit.min(run_start(ws, 63));
-    }
-    if m.hi != 0 {
-        let h = m.hi.trailing_zeros();
-        limit = limit.min(h.saturating_sub(4)).min(run_start(ws, h));
-    }
+    let mut limit = common_limit(&m, ws);
     let tail_slash = m.slash & prev(m.nl);
     if tail_slash != 0 {
         limit = limit.min(tail_slash.trailing_zeros().saturating_sub(1));
     }
-    let after_nl = x & prev(m.nl);
-    // Line ends that follow a run of spaces or tabs that itself follows a line end.
-    let nl_again = x.wrapping_add(after_nl) & !x & m.nl;
-    if nl_again != 0 {
-        limit = limit.min(run_start(ws, nl_again.trailing_zeros()));
-    }
-
-    // Digits: each run in groups of three from its start.
-    let digit3 = m.digit & prev(m.digit) & (m.digit << 2);
-    let mut groups = m.digit & !prev(m.digit);
-    let mut more = (groups << 3) & digit3;
-    while more != 0 {
-        groups |= more;
-        more = (more << 3) & digit3;
-    }
-
+    let (after_nl, limit) = after_line_ends(&m, ws, limit);
     let mut starts = 1
         | m.up & prev(m.lo)
         | letter & prev(m.digit | m.nl)
@@ -176,31 +153,18 @@ fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
         | after_nl
         | x & prev(x) & !(ws >> 1)
         | m.nl & !prev(ws | other)
-        | groups;
+        | digit_groups(m.digit);
     starts |= letter & prev(p) & !prev(starts & p);
-
-    // Contractions: `'s 't 're 've 'm 'll 'd` (any case) after a letter.
-    let mut apos = m.apos & prev(letter) & ((2u64 << limit) - 1);
-    let mut after_contraction = u32::MAX;
-    while apos != 0 {
-        let k = apos.trailing_zeros();
-        apos &= apos - 1;
-        if k > limit {
-            break;
-        }
-        if k == after_contraction {
-            // `x's's`: the second apostrophe starts a chunk of its own (`'s...`), which may
-            // go on with letters.
-            limit = k;
-            break;
-        }
-        if let Some(end) = contraction_ci(b, i + k as usize) {
-            let e = (end - i) as u32;
-            starts &= !(((1u64 << e) - 1) & !((1u64 << k) - 1));
-            starts |= 1 << e;
-            after_contraction = e;
-        }
-    }
+    // `x's's`: the second apostrophe starts a chunk of its own (`'s...`, which may go on with
+    // letters), not a second contraction.
+    let (starts, limit) = contractions(
+        starts,
+        limit,
+        m.apos & prev(letter),
+        true,
+        |k| Some((contraction_ci(b, i + k as usize)? - i) as u32),
+        |k, last_end| k == last_end,
+    );
     starts & ((2u64 << limit) - 1)
 }
 

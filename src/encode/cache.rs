@@ -359,17 +359,42 @@ impl ChunkCache {
                 }
             }
         }
-        for i in 0..n {
-            // The home slot is read here, not in the first loop: a miss earlier in this batch
-            // may have grown or cleared the cache since (a stale hit once emitted an empty
-            // slot: a token went missing on the 49,152nd distinct chunk). A grown table
-            // moved the chunk away from `homes[i]`, which then misses and takes the slow path.
-            let slot = &self.slots[homes[i] & self.mask];
-            if keys[i] != 0 && slot.key == keys[i] {
-                self.emit(slot, out);
-            } else {
+        // The home slot is read here, not in the first loop: a miss earlier in this batch may
+        // have grown or cleared the cache since (a stale hit once emitted an empty slot: a
+        // token went missing on the 49,152nd distinct chunk). A grown table moved the chunk
+        // away from `homes[i]`, which then misses and takes the slow path.
+        let mut i = 0;
+        while i < n {
+            // Hits, until a miss: their ids go to `buf`, three at a time whatever their number
+            // (no branch on it), and `buf` to `out` at once.
+            let (slots, mask, spill) = (&self.slots[..], self.mask, &self.spill[..]);
+            let mut buf = [0u32; BATCH * MAX_IDS];
+            let mut w = 0;
+            while i < n {
+                let slot = &slots[homes[i] & mask];
+                if keys[i] == 0 || slot.key != keys[i] {
+                    break;
+                }
+                let len = slot.n as usize;
+                if len <= MAX_IDS {
+                    // `w + MAX_IDS <= BATCH * MAX_IDS`: at most `MAX_IDS` ids per chunk.
+                    if let Some(to) = buf.get_mut(w..w + MAX_IDS) {
+                        to.copy_from_slice(&slot.ids);
+                    }
+                    w += len;
+                } else {
+                    out.extend_from_slice(&buf[..w]);
+                    w = 0;
+                    let at = slot.ids[0] as usize;
+                    out.extend_from_slice(&spill[at..at + len]);
+                }
+                i += 1;
+            }
+            out.extend_from_slice(&buf[..w]);
+            if i < n {
                 let chunk = chunks[i];
                 self.get_or_insert(chunk, out, |o| compute(chunk, o));
+                i += 1;
             }
         }
         for chunk in &chunks[n..] {
@@ -584,5 +609,40 @@ mod tests {
             }
         }
         assert!(c.spill.len() < MAX_SLOTS / 2, "cleared with the slots");
+    }
+
+    /// Batches of hits and misses of 1 to 5 ids (inline and spilled), longer than `BATCH`,
+    /// give the ids of the chunks one by one, in order.
+    #[test]
+    fn batches_equal_single_lookups() {
+        let ids = |chunk: &[u8]| -> Vec<u32> {
+            let h = chunk
+                .iter()
+                .fold(7u32, |h, &b| h.wrapping_mul(31) ^ b as u32);
+            (0..1 + h % 5).map(|k| h.wrapping_add(k)).collect()
+        };
+        let text: Vec<u8> = (0..4000u32)
+            .map(|i| ((i * 2_654_435_761) >> 13) as u8 % 9)
+            .collect();
+        let mut c = ChunkCache::new(4);
+        let mut state = 12345u64;
+        for round in 0..300 {
+            let mut chunks = Vec::new();
+            let mut at = 0;
+            while at < text.len() && chunks.len() < (round % 3 + 1) * BATCH / 2 {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                let len = 1 + (state >> 33) as usize % 20;
+                let end = (at + len).min(text.len());
+                chunks.push(&text[at..end]);
+                at = end;
+            }
+            let want: Vec<u32> = chunks.iter().flat_map(|ch| ids(ch)).collect();
+            let mut out = vec![99];
+            c.lookup_batch(&text, &chunks, &mut out, |ch, o| o.extend(ids(ch)));
+            assert_eq!(out[0], 99);
+            assert_eq!(out[1..], want[..], "round {round}");
+        }
     }
 }

@@ -622,7 +622,7 @@ mod tests {
             (0..1 + h % 5).map(|k| h.wrapping_add(k)).collect()
         };
         let text: Vec<u8> = (0..4000u32)
-            .map(|i| ((i * 2_654_435_761) >> 13) as u8 % 9)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8 % 9)
             .collect();
         let mut c = ChunkCache::new(4);
         let mut state = 12345u64;

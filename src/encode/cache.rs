@@ -207,11 +207,25 @@ fn key_in(text: &[u8], chunk: &[u8]) -> Option<u128> {
     match text.get(at..at.wrapping_add(16)) {
         Some(w) if n.wrapping_sub(1) < MAX_KEY => {
             let w = u128::from_le_bytes(w.try_into().unwrap_or_default());
-            Some(with_len(w & ((1u128 << (8 * n)) - 1), n))
+            // The key's bytes and length from a table (a variable 128-bit shift is several
+            // instructions and a branch).
+            let (keep, len) = KEY_MASKS[n & 15];
+            Some(w & keep | len)
         }
         _ => key_of(chunk),
     }
 }
+
+/// For `n` in 1..=15: the mask of a key's first `n` bytes, and `with_len(0, n)`.
+const KEY_MASKS: [(u128, u128); 16] = {
+    let mut t = [(0u128, 0u128); 16];
+    let mut n = 1;
+    while n < 16 {
+        t[n] = ((1u128 << (8 * n)) - 1, (n as u128) << 120);
+        n += 1;
+    }
+    t
+};
 
 #[inline(always)]
 fn with_len(bytes: u128, n: usize) -> u128 {

@@ -407,6 +407,16 @@ mod tests {
 
     /// Random strings over characters on which fancy-regex and Python's `regex` agree: the
     /// scanners must equal the regex engine running tiktoken's pattern strings.
+    /// A small deterministic random number generator for the random-text tests.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     #[test]
     fn scanners_equal_the_regex_engine_on_random_text() {
         let atoms = [
@@ -414,13 +424,7 @@ mod tests {
             "\u{3000}", "'", "s", "t", "d", "m", "l", "v", "e", "r", "S", "T", "L", "E", "ſ", "1",
             "٣", "Ⅻ", "a", "A", "ǅ", "中", "é", "\u{301}", "😀", "/", "!", ".", "ß", "ω",
         ];
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
         for name in ["gpt2", "cl100k", "o200k"] {
             let scanner = Splitter::new(name).unwrap();
             let regex = Splitter::with_regex_engine(name).unwrap();
@@ -468,13 +472,7 @@ mod tests {
         let wide = [
             "é", "ſ", "\u{a0}", "\u{301}", "中", "\u{85}", "\u{2028}", "Ⅻ", "٣",
         ];
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
         for round in 0..40_000 {
             // One round in four has a few non-ASCII characters.
             let n_wide = if round % 4 == 0 { wide.len() } else { 0 };

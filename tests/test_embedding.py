@@ -1,6 +1,7 @@
 """tokenmill.embedding: lookup = row indexing = one-hot times the matrix, cosine similarity
-recomputed by hand, growing keeps old rows, parameter counts by arithmetic. The torch versions run where torch
-is installed (the test extras install it), each checked against the numpy result."""
+recomputed by hand, growing keeps old rows, parameter counts by arithmetic. The torch
+versions run where torch is installed (the test extras install it), each checked against
+the numpy result."""
 
 from __future__ import annotations
 

@@ -118,7 +118,8 @@ HARD_ATOMS = [
 ]
 HARD_CHARS = sorted({c for atom in HARD_ATOMS for c in atom})
 # ASCII text long enough for the scanners' 64-byte block path (its rules are all about ASCII).
-ASCII_ATOMS_LONG = [a for a in HARD_ATOMS if a.isascii()] + ["the", " The", "don't", "a1b2", "\n    "]
+ASCII_ATOMS_LONG = [a for a in HARD_ATOMS if a.isascii()]
+ASCII_ATOMS_LONG += ["the", " The", "don't", "a1b2", "\n    "]
 
 STRATEGIES = {
     "any_text": st.text(max_size=60),

@@ -53,6 +53,24 @@ impl Masks {
         }
     }
 
+    /// `[A-Za-z]`.
+    #[inline(always)]
+    pub fn letter(&self) -> u64 {
+        self.up | self.lo
+    }
+
+    /// Spaces and tabs: the whitespace that is not a line end.
+    #[inline(always)]
+    pub fn blank(&self) -> u64 {
+        self.space | self.tab
+    }
+
+    /// All ASCII whitespace.
+    #[inline(always)]
+    pub fn ws(&self) -> u64 {
+        self.space | self.tab | self.nl
+    }
+
     /// The bytes that are none of letter, digit or whitespace (ASCII punctuation, symbols and
     /// control characters; not the non-ASCII bytes).
     #[inline(always)]
@@ -175,7 +193,7 @@ pub(super) fn common_limit(m: &Masks, ws: u64) -> u32 {
 /// follows in the same run), and the limit that keeps out runs where one does follow.
 #[inline(always)]
 pub(super) fn after_line_ends(m: &Masks, ws: u64, limit: u32) -> (u64, u32) {
-    let x = m.space | m.tab;
+    let x = m.blank();
     let after_nl = x & prev(m.nl);
     // Line ends that follow a run of spaces or tabs that itself follows a line end.
     let nl_again = x.wrapping_add(after_nl) & !x & m.nl;
@@ -206,8 +224,8 @@ pub(super) fn digit_groups(digit: u64) -> u64 {
 /// `limit`): `end(k)` is where a contraction at byte `k` ends (relative to the block), or
 /// `None`. Bytes inside a contraction start no chunk, nor does its apostrophe if it `joins`
 /// the word before (o200k; in gpt2 and cl100k a contraction is a chunk of its own); the byte
-/// after it starts one. Returns the starts and the limit, which `stop(k, last_end)` may cut
-/// to `k` (a case the rules do not cover).
+/// after it starts one. Returns the block's final starts: those up to the limit, which
+/// `stop(k, last_end)` may cut to `k` (a case the rules do not cover).
 #[inline(always)]
 pub(super) fn contractions(
     mut starts: u64,
@@ -216,7 +234,7 @@ pub(super) fn contractions(
     joins: bool,
     end: impl Fn(u32) -> Option<u32>,
     stop: impl Fn(u32, u32) -> bool,
-) -> (u64, u32) {
+) -> u64 {
     let mut apos = candidates & ((2u64 << limit) - 1);
     let mut last_end = u32::MAX;
     while apos != 0 {
@@ -240,7 +258,7 @@ pub(super) fn contractions(
             last_end = e;
         }
     }
-    (starts, limit)
+    starts & ((2u64 << limit) - 1)
 }
 
 /// The first position of the run of `set` bits that contains bit `k`, or `k` if bit `k - 1`

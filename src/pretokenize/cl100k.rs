@@ -32,8 +32,6 @@ impl Scanner for Cl100k {
         next(b, i)
     }
 
-    const BLOCKS: bool = true;
-
     #[inline(always)]
     fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
         block(b, i, w)
@@ -57,9 +55,8 @@ impl Scanner for Cl100k {
 #[inline(always)]
 fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
     let m = Masks::of(w);
-    let letter = m.up | m.lo;
-    let x = m.space | m.tab;
-    let ws = x | m.nl;
+    let letter = m.letter();
+    let (x, ws) = (m.blank(), m.ws());
     let other = m.other();
     let p = x | other;
     let (after_nl, limit) = after_line_ends(&m, ws, common_limit(&m, ws));
@@ -72,15 +69,14 @@ fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
         | m.nl & !prev(ws | other)
         | digit_groups(m.digit);
     starts |= letter & prev(p) & !prev(starts & p);
-    let (starts, limit) = contractions(
+    contractions(
         starts,
         limit,
         m.apos & starts,
         false,
         |k| Some((contraction_ci(b, i + k as usize)? - i) as u32),
         |_, _| false,
-    );
-    starts & ((2u64 << limit) - 1)
+    )
 }
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).

@@ -23,8 +23,6 @@ impl Scanner for Gpt2 {
         next(b, i)
     }
 
-    const BLOCKS: bool = true;
-
     #[inline(always)]
     fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
         block(b, i, w)
@@ -40,8 +38,8 @@ impl Scanner for Gpt2 {
 #[inline(always)]
 fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
     let m = Masks::of(w);
-    let letter = m.up | m.lo;
-    let ws = m.space | m.tab | m.nl;
+    let letter = m.letter();
+    let ws = m.ws();
     let other = m.other();
     let limit = common_limit(&m, ws);
     let starts = 1
@@ -50,15 +48,14 @@ fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
         | other & !prev(other | m.space)
         | ws & !prev(ws)
         | ws & prev(ws) & !(ws >> 1);
-    let (starts, limit) = contractions(
+    contractions(
         starts,
         limit,
         m.apos & starts,
         false,
         |k| Some((contraction_cs(b, i + k as usize)? - i) as u32),
         |_, _| false,
-    );
-    starts & ((2u64 << limit) - 1)
+    )
 }
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).

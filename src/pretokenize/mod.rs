@@ -207,16 +207,10 @@ trait Scanner {
     /// whose bytes are `b`).
     fn next(b: &[u8], i: usize) -> usize;
 
-    /// Whether the scanner has a block path ([`Scanner::block`]).
-    const BLOCKS: bool = false;
-
     /// The chunk starts in the 64 bytes `w = b[i..i + 64]` where `i` is a chunk start: bit
     /// `k` set iff a chunk starts at `i + k`, exact up to the highest bit returned; bit 0 is
-    /// always set. Only called if `BLOCKS`.
-    #[inline(always)]
-    fn block(_b: &[u8], _i: usize, _w: &[u8; blocks::BLOCK]) -> u64 {
-        1
-    }
+    /// always set (so `1` means "per character from here").
+    fn block(b: &[u8], i: usize, w: &[u8; blocks::BLOCK]) -> u64;
 }
 
 /// Drive a scanner over `text`.
@@ -232,7 +226,7 @@ fn scan<'t, S: Scanner>(text: &'t str, f: &mut impl FnMut(&'t str)) -> Result<()
     // (non-ASCII text, a very long chunk), the next 64 bytes go per character.
     let mut scalar_until = 0;
     while i < b.len() {
-        if S::BLOCKS && i >= scalar_until {
+        if i >= scalar_until {
             if let Some(w) = b
                 .get(i..)
                 .and_then(|r| r.first_chunk::<{ blocks::BLOCK }>())
@@ -448,6 +442,10 @@ mod tests {
     impl<S: Scanner> Scanner for PerChar<S> {
         fn next(b: &[u8], i: usize) -> usize {
             S::next(b, i)
+        }
+
+        fn block(_: &[u8], _: usize, _: &[u8; blocks::BLOCK]) -> u64 {
+            1
         }
     }
 

@@ -99,8 +99,6 @@ impl Scanner for O200k {
         next(b, i)
     }
 
-    const BLOCKS: bool = true;
-
     #[inline(always)]
     fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
         block(b, i, w)
@@ -134,9 +132,8 @@ impl Scanner for O200k {
 #[inline(always)]
 fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
     let m = Masks::of(w);
-    let letter = m.up | m.lo;
-    let x = m.space | m.tab;
-    let ws = x | m.nl;
+    let letter = m.letter();
+    let (x, ws) = (m.blank(), m.ws());
     let other = m.other();
     let p = x | other;
     let mut limit = common_limit(&m, ws);
@@ -157,15 +154,14 @@ fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
     starts |= letter & prev(p) & !prev(starts & p);
     // `x's's`: the second apostrophe starts a chunk of its own (`'s...`, which may go on with
     // letters), not a second contraction.
-    let (starts, limit) = contractions(
+    contractions(
         starts,
         limit,
         m.apos & prev(letter),
         true,
         |k| Some((contraction_ci(b, i + k as usize)? - i) as u32),
         |k, last_end| k == last_end,
-    );
-    starts & ((2u64 << limit) - 1)
+    )
 }
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).

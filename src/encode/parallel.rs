@@ -16,15 +16,14 @@
 
 use super::{Allowed, Encoder};
 use crate::error::Error;
+use crate::train::cut_after_newline;
 use rayon::prelude::*;
 
 /// The first place at or after `from` where `b` can be cut (see the module doc).
 pub(crate) fn safe_cut(b: &[u8], from: usize) -> Option<usize> {
     let letter = |i: usize| b.get(i).is_some_and(u8::is_ascii_alphabetic);
-    (from.max(2)..b.len()).find(|&i| {
-        (b[i - 1] == b'\n' && b[i].is_ascii_alphanumeric() && b[i - 2].is_ascii_graphic())
-            || (b[i] == b' ' && letter(i - 1) && letter(i + 1))
-    })
+    (from.max(2)..b.len())
+        .find(|&i| cut_after_newline(b, i) || (b[i] == b' ' && letter(i - 1) && letter(i + 1)))
 }
 
 /// Work for one thread: a piece of text, or a special token's id.

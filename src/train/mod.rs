@@ -35,16 +35,15 @@ use crate::error::Error;
 /// after other whitespace is *not* safe: gpt2 splits `"  \nb"` into `"  "`, `"\n"`, `"b"`,
 /// but `"  \n"` at the end of a text into one chunk (`\s++$`).
 pub fn count_safe_cut(text: &[u8], from: usize, end: usize) -> Option<usize> {
-    let end = end.min(text.len());
-    let mut i = from.max(2);
-    while i < end {
-        if text[i - 1] == b'\n' && text[i].is_ascii_alphanumeric() && text[i - 2].is_ascii_graphic()
-        {
-            return Some(i);
-        }
-        i += 1;
-    }
-    None
+    (from.max(2)..end.min(text.len())).find(|&i| cut_after_newline(text, i))
+}
+
+/// Whether `text` may be cut at `i` (`2 <= i < text.len()`) by the rule of
+/// [`count_safe_cut`]: a `\n` after a printable ASCII character, before an ASCII letter or
+/// digit.
+#[inline]
+pub(crate) fn cut_after_newline(text: &[u8], i: usize) -> bool {
+    text[i - 1] == b'\n' && text[i].is_ascii_alphanumeric() && text[i - 2].is_ascii_graphic()
 }
 
 /// Counting, then merging: feed the texts in order, then ask for merges.

@@ -345,6 +345,9 @@ impl ChunkCache {
 
 /// Chunks waiting to be looked up together (see [`ChunkCache::lookup_batch`]).
 pub const BATCH: usize = 64;
+/// A batch copies the ids of a spilled chunk of at most this many ids as a fixed-size block
+/// (gpt2's indents after a newline are 5 to 16 ids: 7% of code's chunks).
+const SPILL_COPY: usize = 16;
 
 impl ChunkCache {
     /// Look up a batch of chunks, appending their ids in order.
@@ -379,10 +382,13 @@ impl ChunkCache {
         // away from `homes[i]`, which then misses and takes the slow path.
         let mut i = 0;
         while i < n {
-            // Hits, until a miss: their ids go to `buf`, three at a time whatever their number
-            // (no branch on it), and `buf` to `out` at once.
+            // Hits, until a miss: their ids are written straight into `out`'s spare room, a
+            // fixed 3 (inline) or 16 (spilled) whatever their number, with no branch on it and
+            // no copy call; `w` advances by the real number.
+            out.reserve((n - i) * SPILL_COPY);
+            let base = out.len();
+            let room = out.spare_capacity_mut();
             let (slots, mask, spill) = (&self.slots[..], self.mask, &self.spill[..]);
-            let mut buf = [0u32; BATCH * MAX_IDS];
             let mut w = 0;
             while i < n {
                 let slot = &slots[homes[i] & mask];
@@ -390,21 +396,36 @@ impl ChunkCache {
                     break;
                 }
                 let len = slot.n as usize;
+                // `room` holds `SPILL_COPY` ids per chunk left, and `w` grows by at most
+                // `SPILL_COPY` per chunk, so the `get_mut`s always succeed.
                 if len <= MAX_IDS {
-                    // `w + MAX_IDS <= BATCH * MAX_IDS`: at most `MAX_IDS` ids per chunk.
-                    if let Some(to) = buf.get_mut(w..w + MAX_IDS) {
-                        to.copy_from_slice(&slot.ids);
+                    if let Some(to) = room.get_mut(w..w + MAX_IDS) {
+                        for (t, &id) in to.iter_mut().zip(&slot.ids) {
+                            t.write(id);
+                        }
                     }
-                    w += len;
                 } else {
-                    out.extend_from_slice(&buf[..w]);
-                    w = 0;
                     let at = slot.ids[0] as usize;
-                    out.extend_from_slice(&spill[at..at + len]);
+                    match (
+                        room.get_mut(w..w + SPILL_COPY),
+                        spill.get(at..at + SPILL_COPY),
+                    ) {
+                        (Some(to), Some(from)) if len <= SPILL_COPY => {
+                            for (t, &id) in to.iter_mut().zip(from) {
+                                t.write(id);
+                            }
+                        }
+                        // Longer, or too near the arena's end for a fixed copy.
+                        _ => break,
+                    }
                 }
+                w += len;
                 i += 1;
             }
-            out.extend_from_slice(&buf[..w]);
+            // SAFETY: every id below `base + w` was written above: each hit wrote at least
+            // its `len` ids from `w`, and `w` advanced by `len`; all of it within `room`,
+            // which is `out`'s allocation past `base`.
+            unsafe { out.set_len(base + w) };
             if i < n {
                 let chunk = chunks[i];
                 self.get_or_insert(chunk, out, |o| compute(chunk, o));

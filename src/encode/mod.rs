@@ -214,6 +214,18 @@ impl Encoder {
 
     /// Encode treating special-token strings as plain text.
     pub fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) -> Result<(), Error> {
+        self.encode_in_batches(text, out, |_| {})
+    }
+
+    /// Encode `text` (as plain text) onto `out`, calling `after` on `out` after each batch of
+    /// chunks (see `cache::BATCH`).
+    #[inline(always)]
+    fn encode_in_batches(
+        &self,
+        text: &str,
+        out: &mut Vec<u32>,
+        mut after: impl FnMut(&mut Vec<u32>),
+    ) -> Result<(), Error> {
         cache::with_cache(self.uid, |cache| {
             let mut batch: Vec<&[u8]> = Vec::with_capacity(cache::BATCH);
             let encode = |c: &[u8], o: &mut Vec<u32>| self.encode_chunk(c, o);
@@ -221,10 +233,12 @@ impl Encoder {
                 batch.push(chunk.as_bytes());
                 if batch.len() == cache::BATCH {
                     cache.lookup_batch(text.as_bytes(), &batch, out, encode);
+                    after(out);
                     batch.clear();
                 }
             })?;
             cache.lookup_batch(text.as_bytes(), &batch, out, encode);
+            after(out);
             Ok(())
         })
     }
@@ -291,13 +305,10 @@ impl Encoder {
             allowed,
             disallowed,
             |t| {
-                cache::with_cache(self.uid, |cache| {
-                    self.splitter.split(t, |chunk| {
-                        let bytes = chunk.as_bytes();
-                        buf.clear();
-                        cache.get_or_insert(bytes, &mut buf, |o| self.encode_chunk(bytes, o));
-                        n.set(n.get() + buf.len());
-                    })
+                // The ids of each batch of chunks are counted and dropped.
+                self.encode_in_batches(t, &mut buf, |ids| {
+                    n.set(n.get() + ids.len());
+                    ids.clear();
                 })
             },
             |_| n.set(n.get() + 1),

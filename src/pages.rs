@@ -7,6 +7,10 @@
 //! with transparent huge pages on. Linux gives huge pages to an aligned anonymous mapping
 //! marked `MADV_HUGEPAGE` when transparent huge pages are in `always` or `madvise` mode (the
 //! usual default); elsewhere, or for tables under 2 MiB, the table is an ordinary `Vec`.
+//!
+//! Large output buffers ([`ids_buffer`]) ask for huge pages too: a fresh allocation of a few
+//! MB comes straight from the OS, and filling it one 4 KiB page fault at a time cost 1.5 ms
+//! per 4 MB here (0.2 ms on huge pages), a third of encoding holmes when it happened.
 
 use std::ops::{Deref, DerefMut};
 
@@ -87,6 +91,33 @@ impl<T: Zeroable> DerefMut for Table<T> {
             Storage::Mapped(m) => m.as_mut_slice(),
         }
     }
+}
+
+/// An empty `Vec` with room for `n` values, whose room is on huge pages where the OS allows
+/// (the whole 2 MiB pages inside it are advised `MADV_HUGEPAGE`): for the ids of a large text,
+/// written once from start to end.
+pub fn ids_buffer<T>(n: usize) -> Vec<T> {
+    let v = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        let start = v.as_ptr() as usize;
+        let end = start.saturating_add(v.capacity().saturating_mul(std::mem::size_of::<T>()));
+        let first = start.next_multiple_of(HUGE_PAGE);
+        let last = end / HUGE_PAGE * HUGE_PAGE;
+        if last > first {
+            // SAFETY: advice on whole pages inside the allocation `v` owns; it changes how they
+            // are backed, never their contents (nothing is written yet). Failure (huge pages
+            // off, an old kernel) only means ordinary pages, so the result is ignored.
+            unsafe {
+                libc::madvise(
+                    first as *mut libc::c_void,
+                    last - first,
+                    libc::MADV_HUGEPAGE,
+                )
+            };
+        }
+    }
+    v
 }
 
 #[cfg(target_os = "linux")]
@@ -197,6 +228,16 @@ mod tests {
                 assert!(matches!(t.storage, Storage::Mapped(_)), "{len}");
                 assert_eq!(t.as_ptr() as usize % HUGE_PAGE, 0);
             }
+        }
+    }
+
+    #[test]
+    fn ids_buffers_are_empty_vecs_with_room() {
+        for n in [0, 1, 1000, HUGE_PAGE, 3 * HUGE_PAGE / 4 + 5] {
+            let mut v = ids_buffer::<u32>(n);
+            assert!(v.is_empty() && v.capacity() >= n);
+            v.extend(0..n as u32);
+            assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
         }
     }
 }

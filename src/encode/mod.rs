@@ -18,6 +18,8 @@ mod long;
 mod parallel;
 mod trie;
 
+pub use parallel::concat_into;
+
 /// Chunks shorter than this take the O(n^2) rescan, which is fastest when n is small because
 /// it stays in a few cache lines; longer ones the O(n log n) heap.
 const LARGE_CHUNK: usize = 128;

@@ -178,7 +178,7 @@ impl CoreTokenizer {
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
     ) -> Result<Vec<u32>, Error> {
-        let mut out = Vec::with_capacity(text.len() / 4 + 4);
+        let mut out = crate::pages::ids_buffer(text.len() / 4 + 4);
         self.enc.encode(
             text,
             allowed.as_allowed(),
@@ -227,7 +227,7 @@ impl CoreTokenizer {
         py.detach(|| match &pool {
             None => self.encode_one(text, allowed, disallowed),
             Some(pool) => pool.install(|| {
-                let mut out = Vec::with_capacity(text.len() / 4 + 4);
+                let mut out = Vec::new();
                 self.enc
                     .encode_parallel(
                         text,
@@ -494,15 +494,15 @@ impl CoreTokenizer {
             SpecialSet::extract(disallowed)?,
         );
         let all = self.encode_many(py, &texts, &a, &d, num_threads)?;
+        let pool = pool(num_threads)?;
         let (flat, offsets) = py.detach(|| {
-            let total = all.iter().map(Vec::len).sum();
-            let mut flat = Vec::with_capacity(total);
             let mut offsets = Vec::with_capacity(all.len() + 1);
             offsets.push(0i64);
             for ids in &all {
-                flat.extend_from_slice(ids);
-                offsets.push(flat.len() as i64);
+                offsets.push(offsets[offsets.len() - 1] + ids.len() as i64);
             }
+            let mut flat = Vec::new();
+            pool.install(|| crate::encode::concat_into(&all, &mut flat));
             (flat, offsets)
         });
         Ok((

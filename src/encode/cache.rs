@@ -198,21 +198,21 @@ fn key_of(chunk: &[u8]) -> Option<u128> {
     Some(with_len(lo as u128 | (hi as u128) << 64, n))
 }
 
-/// The key of `chunk`, which lies inside `text`: one 16-byte load from `text` where 16 bytes
-/// follow the chunk's start (all but the last few chunks), else [`key_of`].
+/// The key of the chunk `text[start..end]`: one 16-byte load from `text` where 16 bytes follow
+/// the chunk's start (all but the last few chunks), else [`key_of`]. None for a chunk that is
+/// empty, longer than `MAX_KEY` or not inside `text`.
 #[inline(always)]
-fn key_in(text: &[u8], chunk: &[u8]) -> Option<u128> {
-    let n = chunk.len();
-    let at = (chunk.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
-    match text.get(at..at.wrapping_add(16)) {
+fn key_at(text: &[u8], start: usize, end: usize) -> Option<u128> {
+    let n = end.wrapping_sub(start);
+    match text.get(start..).and_then(|t| t.first_chunk::<16>()) {
         Some(w) if n.wrapping_sub(1) < MAX_KEY => {
-            let w = u128::from_le_bytes(w.try_into().unwrap_or_default());
+            let w = u128::from_le_bytes(*w);
             // The key's bytes and length from a table (a variable 128-bit shift is several
             // instructions and a branch).
             let (keep, len) = KEY_MASKS[n & 15];
             Some(w & keep | len)
         }
-        _ => key_of(chunk),
+        _ => text.get(start..end).and_then(key_of),
     }
 }
 
@@ -343,14 +343,16 @@ impl ChunkCache {
     }
 }
 
-/// Chunks waiting to be looked up together (see [`ChunkCache::lookup_batch`]).
-pub const BATCH: usize = 64;
+/// Chunks looked up together (see [`ChunkCache::lookup_batch`]): room for what the splitter
+/// hands out at once (`pretokenize::BOUNDS` and one more block).
+pub const BATCH: usize = 128;
 /// A batch copies the ids of a spilled chunk of at most this many ids as a fixed-size block
 /// (gpt2's indents after a newline are 5 to 16 ids: 7% of code's chunks).
 const SPILL_COPY: usize = 16;
 
 impl ChunkCache {
-    /// Look up a batch of chunks, appending their ids in order.
+    /// Look up the chunks `text[at[k]..at[k + 1]]`, appending their ids in order; `at`
+    /// increases and stays inside `text` (as `Splitter::split_bounds` gives it).
     ///
     /// First every key is built and its home slot read, then the hits are emitted and the rest
     /// computed. The reads of the first loop do not depend on each other, so the CPU overlaps
@@ -360,15 +362,30 @@ impl ChunkCache {
     pub fn lookup_batch(
         &mut self,
         text: &[u8],
-        chunks: &[&[u8]],
+        at: &[usize],
         out: &mut Vec<u32>,
         mut compute: impl FnMut(&[u8], &mut Vec<u32>),
     ) {
+        for first in (0..at.len().saturating_sub(1)).step_by(BATCH) {
+            let last = (first + BATCH).min(at.len() - 1);
+            self.lookup_up_to_batch(text, &at[first..=last], out, &mut compute);
+        }
+    }
+
+    /// [`ChunkCache::lookup_batch`] for at most `BATCH` chunks.
+    #[inline(always)]
+    fn lookup_up_to_batch(
+        &mut self,
+        text: &[u8],
+        at: &[usize],
+        out: &mut Vec<u32>,
+        compute: &mut impl FnMut(&[u8], &mut Vec<u32>),
+    ) {
         let mut keys = [0u128; BATCH];
         let mut homes = [0usize; BATCH];
-        let n = chunks.len().min(BATCH);
+        let n = at.len().saturating_sub(1).min(BATCH);
         for i in 0..n {
-            if let Some(k) = key_in(text, chunks[i]) {
+            if let Some(k) = key_at(text, at[i], at[i + 1]) {
                 keys[i] = k;
                 homes[i] = hash128(k) & self.mask;
                 if let Some(slot) = self.slots.get(homes[i]) {
@@ -427,13 +444,11 @@ impl ChunkCache {
             // which is `out`'s allocation past `base`.
             unsafe { out.set_len(base + w) };
             if i < n {
-                let chunk = chunks[i];
+                // `at` holds increasing boundaries inside `text` (`Splitter::split_bounds`).
+                let chunk = &text[at[i]..at[i + 1]];
                 self.get_or_insert(chunk, out, |o| compute(chunk, o));
                 i += 1;
             }
-        }
-        for chunk in &chunks[n..] {
-            self.get_or_insert(chunk, out, |o| compute(chunk, o));
         }
     }
 }
@@ -527,15 +542,16 @@ mod tests {
             out,
             [1, 2, 3, 16, 1, 2, 3, 1, 1, 2, 3, 16, 1, 2, 3, 1, 1, 2, 3, 2]
         );
-        // The 16-byte load of `key_in` gives `key_of`'s key for every chunk of a text, also
-        // near its end, where it falls back, and for a chunk that is not inside the text.
+        // The 16-byte load of `key_at` gives `key_of`'s key for every chunk of a text, also
+        // near its end, where it falls back; none for a chunk not inside the text.
         let text: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(97) | 1).collect();
         for a in 0..text.len() {
             for b in a..=text.len().min(a + 17) {
-                assert_eq!(key_in(&text, &text[a..b]), key_of(&text[a..b]), "{a}..{b}");
+                assert_eq!(key_at(&text, a, b), key_of(&text[a..b]), "{a}..{b}");
             }
         }
-        assert_eq!(key_in(&text[..8], &text[20..25]), key_of(&text[20..25]));
+        assert_eq!(key_at(&text[..8], 20, 25), None);
+        assert_eq!(key_at(&text[..8], 6, 9), None);
         // Keys are unique: chunks differing in any one byte, or in length, differ in key.
         for n in 1..=MAX_KEY {
             let a: Vec<u8> = (1..=n as u8).collect();
@@ -557,8 +573,7 @@ mod tests {
             }
             c.get_or_insert(b"kept", &mut out, |o| o.push(42));
             out.clear();
-            let chunks: [&[u8]; 3] = [b"new", b"kept", b"kept"];
-            c.lookup_batch(&[], &chunks, &mut out, |ch, o| {
+            c.lookup_batch(b"newkeptkept", &[0, 3, 7, 11], &mut out, |ch, o| {
                 o.push(if ch == b"new" { 7 } else { 42 })
             });
             assert_eq!(out, [7, 42, 42]);
@@ -634,7 +649,7 @@ mod tests {
             let key = i.to_le_bytes();
             if i % 5 == 0 {
                 c.get_or_insert(&key, &mut out, |o| o.extend(spilled(i)));
-                c.lookup_batch(&[], &[&key[..], &key[..]], &mut out, |_, _| {
+                c.lookup_batch(&[key, key].concat(), &[0, 4, 8], &mut out, |_, _| {
                     panic!("miss {i}")
                 });
                 assert_eq!(out, [spilled(i), spilled(i), spilled(i)].concat());
@@ -646,15 +661,16 @@ mod tests {
         assert!(c.spill.len() < MAX_SLOTS / 2, "cleared with the slots");
     }
 
-    /// Batches of hits and misses of 1 to 5 ids (inline and spilled), longer than `BATCH`,
-    /// give the ids of the chunks one by one, in order.
+    /// Batches of hits and misses of 1 to 20 ids (inline, spilled, spilled past the fixed
+    /// copy), longer than `BATCH`, give the ids of the chunks one by one, in order.
     #[test]
     fn batches_equal_single_lookups() {
         let ids = |chunk: &[u8]| -> Vec<u32> {
             let h = chunk
                 .iter()
                 .fold(7u32, |h, &b| h.wrapping_mul(31) ^ b as u32);
-            (0..1 + h % 5).map(|k| h.wrapping_add(k)).collect()
+            let n = [1, 1, 1, 2, 3, 4, 5, 15, 16, 17, 20][h as usize % 11];
+            (0..n).map(|k| h.wrapping_add(k)).collect()
         };
         let text: Vec<u8> = (0..4000u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8 % 9)
@@ -662,7 +678,7 @@ mod tests {
         let mut c = ChunkCache::new(4);
         let mut state = 12345u64;
         for round in 0..300 {
-            let mut chunks = Vec::new();
+            let (mut chunks, mut bounds) = (Vec::new(), vec![0]);
             let mut at = 0;
             while at < text.len() && chunks.len() < (round % 3 + 1) * BATCH / 2 {
                 state = state
@@ -671,11 +687,12 @@ mod tests {
                 let len = 1 + (state >> 33) as usize % 20;
                 let end = (at + len).min(text.len());
                 chunks.push(&text[at..end]);
+                bounds.push(end);
                 at = end;
             }
             let want: Vec<u32> = chunks.iter().flat_map(|ch| ids(ch)).collect();
             let mut out = vec![99];
-            c.lookup_batch(&text, &chunks, &mut out, |ch, o| o.extend(ids(ch)));
+            c.lookup_batch(&text, &bounds, &mut out, |ch, o| o.extend(ids(ch)));
             assert_eq!(out[0], 99);
             assert_eq!(out[1..], want[..], "round {round}");
         }

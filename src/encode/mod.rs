@@ -229,19 +229,10 @@ impl Encoder {
         mut after: impl FnMut(&mut Vec<u32>),
     ) -> Result<(), Error> {
         cache::with_cache(self.uid, |cache| {
-            let mut batch: Vec<&[u8]> = Vec::with_capacity(cache::BATCH);
-            let encode = |c: &[u8], o: &mut Vec<u32>| self.encode_chunk(c, o);
-            self.splitter.split(text, |chunk| {
-                batch.push(chunk.as_bytes());
-                if batch.len() == cache::BATCH {
-                    cache.lookup_batch(text.as_bytes(), &batch, out, encode);
-                    after(out);
-                    batch.clear();
-                }
-            })?;
-            cache.lookup_batch(text.as_bytes(), &batch, out, encode);
-            after(out);
-            Ok(())
+            self.splitter.split_bounds(text, |at| {
+                cache.lookup_batch(text.as_bytes(), at, out, |c, o| self.encode_chunk(c, o));
+                after(out);
+            })
         })
     }
 

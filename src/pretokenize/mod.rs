@@ -9,6 +9,8 @@
 //! all chunk starts of 64 bytes at once from class bitmasks ([`blocks`]) and stops where its
 //! rules end (non-ASCII, a few rare shapes), where the per-character path takes over; the
 //! Rust tests check the two paths against each other. Any other pattern runs on fancy-regex.
+//! The encoder takes chunks as their boundaries, a batch at a time
+//! ([`Splitter::split_bounds`]), so no `&str` is built per chunk.
 //! Splitting is
 //! lossless: text that a custom pattern does not match becomes a chunk of its own, so every
 //! byte of the input lands in exactly one chunk.
@@ -172,12 +174,39 @@ impl Splitter {
     /// Call `f` on every chunk of `text`, in order. Chunks are never empty and cover the text.
     #[inline]
     pub fn split<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) -> Result<(), Error> {
-        match &self.kind {
-            Kind::Named(Named::Gpt2) => scan::<gpt2::Gpt2>(text, &mut f),
-            Kind::Named(Named::Cl100k) => scan::<cl100k::Cl100k>(text, &mut f),
-            Kind::Named(Named::O200k) => scan::<o200k::O200k>(text, &mut f),
-            Kind::Regex(_, re) => split_regex(re, text, &mut f),
+        let mut bad = None;
+        self.split_bounds(text, |at| {
+            for w in at.windows(2) {
+                // Boundaries are character boundaries (`split_bounds`), so `get` succeeds.
+                match text.get(w[0]..w[1]) {
+                    Some(chunk) => f(chunk),
+                    None => bad = bad.or(Some(w[0])),
+                }
+            }
+        })?;
+        match bad {
+            None => Ok(()),
+            Some(at) => Err(internal_error(at)),
         }
+    }
+
+    /// The chunks of `text` as their boundaries, in batches: each call of `f` gets `at`, of
+    /// at least two boundaries, and `text[at[k]..at[k + 1]]` is a chunk. The first call's
+    /// `at[0]` is 0, each later call starts with the previous call's last boundary, the last
+    /// call ends with `text.len()`; boundaries increase strictly and are character
+    /// boundaries. Calls hold up to [`BOUNDS`] chunks, or a few dozen more. The encoder's way
+    /// in: no `&str` per chunk.
+    #[inline]
+    pub fn split_bounds(&self, text: &str, f: impl FnMut(&[usize])) -> Result<(), Error> {
+        let mut sink = Sink::new(f);
+        match &self.kind {
+            Kind::Named(Named::Gpt2) => scan::<gpt2::Gpt2>(text, &mut sink)?,
+            Kind::Named(Named::Cl100k) => scan::<cl100k::Cl100k>(text, &mut sink)?,
+            Kind::Named(Named::O200k) => scan::<o200k::O200k>(text, &mut sink)?,
+            Kind::Regex(_, re) => split_regex(re, text, &mut sink)?,
+        }
+        sink.finish();
+        Ok(())
     }
 
     /// The number of chunks of `text` (what `split` would call `f` on).
@@ -189,7 +218,7 @@ impl Splitter {
     /// ```
     pub fn count(&self, text: &str) -> Result<usize, Error> {
         let mut n = 0;
-        self.split(text, |_| n += 1)?;
+        self.split_bounds(text, |at| n += at.len() - 1)?;
         Ok(n)
     }
 
@@ -198,6 +227,59 @@ impl Splitter {
         let mut out = Vec::new();
         self.split(text, |c| out.push(c))?;
         Ok(out)
+    }
+}
+
+/// Chunks per call of [`Splitter::split_bounds`]'s callback (a block can add up to 63 more).
+pub const BOUNDS: usize = 64;
+
+/// Boundaries gathered for [`Splitter::split_bounds`]: `at[..len]`, whose last entry is the
+/// start of the chunk being scanned (its end is not known yet).
+struct Sink<F> {
+    at: [usize; BOUNDS + 1 + blocks::BLOCK],
+    len: usize,
+    f: F,
+}
+
+impl<F: FnMut(&[usize])> Sink<F> {
+    fn new(f: F) -> Sink<F> {
+        Sink {
+            at: [0; BOUNDS + 1 + blocks::BLOCK],
+            len: 1,
+            f,
+        }
+    }
+
+    /// Add a boundary after the last. At most `BLOCK` pushes follow a `flush_if_full`, so the
+    /// index is in range.
+    #[inline(always)]
+    fn push(&mut self, end: usize) {
+        self.at[self.len] = end;
+        self.len += 1;
+    }
+
+    /// Hand out the boundaries once they hold `BOUNDS` chunks, keeping the last.
+    #[inline(always)]
+    fn flush_if_full(&mut self) {
+        if self.len > BOUNDS {
+            (self.f)(&self.at[..self.len]);
+            self.at[0] = self.at[self.len - 1];
+            self.len = 1;
+        }
+    }
+
+    fn finish(&mut self) {
+        if self.len > 1 {
+            (self.f)(&self.at[..self.len]);
+        }
+    }
+}
+
+/// The error for a scanner that did not step forward by whole characters (a bug; checked so
+/// that it can never loop forever or cut a character).
+fn internal_error(at: usize) -> Error {
+    Error::RegexRuntime {
+        message: format!("internal error: the scanner stopped at byte {at}"),
     }
 }
 
@@ -213,13 +295,13 @@ trait Scanner {
     fn block(b: &[u8], i: usize, w: &[u8; blocks::BLOCK]) -> u64;
 }
 
-/// Drive a scanner over `text`.
+/// Drive a scanner over `text`, into `sink`.
 ///
-/// Inlined into `split` with the scanner and the callback, so the whole loop is one function.
-/// Measured: passing the scanner as a `fn` item left a call to an `Fn::call` shim per chunk,
-/// not inlined; a trait's `#[inline(always)]` method is.
+/// Inlined into `split_bounds` with the scanner and the callback, so the whole loop is one
+/// function. Measured: passing the scanner as a `fn` item left a call to an `Fn::call` shim
+/// per chunk, not inlined; a trait's `#[inline(always)]` method is.
 #[inline(always)]
-fn scan<'t, S: Scanner>(text: &'t str, f: &mut impl FnMut(&'t str)) -> Result<(), Error> {
+fn scan<S: Scanner>(text: &str, sink: &mut Sink<impl FnMut(&[usize])>) -> Result<(), Error> {
     let b = text.as_bytes();
     let mut i = 0;
     // The block path is not tried again before this position: after a block that gave little
@@ -232,15 +314,16 @@ fn scan<'t, S: Scanner>(text: &'t str, f: &mut impl FnMut(&'t str)) -> Result<()
                 .and_then(|r| r.first_chunk::<{ blocks::BLOCK }>())
             {
                 if blocks::ascii_head(w) {
-                    let starts = S::block(b, i, w);
-                    let mut rest = starts & starts.wrapping_sub(1);
+                    // The starts after bit 0 are chunk ends; the block stops before its
+                    // non-ASCII bytes, so they are character boundaries.
+                    let mut rest = S::block(b, i, w) & !1;
                     let mut s = i;
                     while rest != 0 {
-                        let e = i + rest.trailing_zeros() as usize;
+                        s = i + rest.trailing_zeros() as usize;
                         rest &= rest - 1;
-                        emit(text, s, e, f)?;
-                        s = e;
+                        sink.push(s);
                     }
+                    sink.flush_if_full();
                     if s - i < blocks::BLOCK / 2 {
                         scalar_until = s + blocks::BLOCK;
                     }
@@ -251,39 +334,21 @@ fn scan<'t, S: Scanner>(text: &'t str, f: &mut impl FnMut(&'t str)) -> Result<()
             }
         }
         let end = S::next(b, i);
-        emit(text, i, end, f)?;
+        // `is_char_boundary` is false past the end.
+        if end <= i || !text.is_char_boundary(end) {
+            return Err(internal_error(i));
+        }
+        sink.push(end);
+        sink.flush_if_full();
         i = end;
     }
     Ok(())
 }
 
-/// Call `f` on the chunk `text[start..end]`.
-#[inline(always)]
-fn emit<'t>(
-    text: &'t str,
-    start: usize,
-    end: usize,
-    f: &mut impl FnMut(&'t str),
-) -> Result<(), Error> {
-    // The scanners only step over whole characters, so `end > start` is a boundary and `get`
-    // always succeeds; checking keeps a scanner bug from looping forever or cutting a
-    // character. Measured: `get_unchecked` instead was 2-6% faster for gpt2 and cl100k, not
-    // for o200k; not worth an `unsafe` whose proof is every line of three scanners.
-    match text.get(start..end) {
-        Some(chunk) if end > start => {
-            f(chunk);
-            Ok(())
-        }
-        _ => Err(Error::RegexRuntime {
-            message: format!("internal error: scanner stopped at byte {start} (end {end})"),
-        }),
-    }
-}
-
-fn split_regex<'t>(
+fn split_regex(
     re: &fancy_regex::Regex,
-    text: &'t str,
-    f: &mut impl FnMut(&'t str),
+    text: &str,
+    sink: &mut Sink<impl FnMut(&[usize])>,
 ) -> Result<(), Error> {
     let mut covered = 0;
     for m in re.find_iter(text) {
@@ -293,16 +358,17 @@ fn split_regex<'t>(
         if m.start() == m.end() {
             continue;
         }
-        // Matches are ascending, non-overlapping and on character boundaries, so the gap is
-        // a valid slice; `get` makes that a checked fact rather than a possible panic.
-        if let Some(gap) = text.get(covered..m.start()).filter(|g| !g.is_empty()) {
-            f(gap);
+        // Matches are ascending, non-overlapping and on character boundaries; text between
+        // them is a chunk of its own.
+        if m.start() > covered {
+            sink.push(m.start());
         }
-        f(m.as_str());
+        sink.push(m.end());
+        sink.flush_if_full();
         covered = m.end();
     }
-    if let Some(rest) = text.get(covered..).filter(|r| !r.is_empty()) {
-        f(rest);
+    if text.len() > covered {
+        sink.push(text.len());
     }
     Ok(())
 }
@@ -449,11 +515,16 @@ mod tests {
         }
     }
 
-    fn both_paths<S: Scanner>(text: &str) -> (Vec<&str>, Vec<&str>) {
-        let (mut blocks, mut per_char) = (Vec::new(), Vec::new());
-        scan::<S>(text, &mut |c| blocks.push(c)).unwrap();
-        scan::<PerChar<S>>(text, &mut |c| per_char.push(c)).unwrap();
-        (blocks, per_char)
+    /// The chunk boundaries of `text` by the block path and by the per-character path.
+    fn both_paths<S: Scanner>(text: &str) -> (Vec<usize>, Vec<usize>) {
+        fn bounds<S: Scanner>(text: &str) -> Vec<usize> {
+            let mut all = vec![0];
+            let mut sink = Sink::new(|at: &[usize]| all.extend_from_slice(&at[1..]));
+            scan::<S>(text, &mut sink).unwrap();
+            sink.finish();
+            all
+        }
+        (bounds::<S>(text), bounds::<PerChar<S>>(text))
     }
 
     /// The block path gives the per-character path's chunks: random text over the bytes its
@@ -525,6 +596,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `split_bounds` keeps its contract for every engine: calls overlap by one boundary,
+    /// start at 0, end at the text's end, increase strictly, hold at most `BOUNDS` plus one
+    /// block of chunks, and give `split`'s chunks.
+    #[test]
+    fn bounds_come_in_overlapping_batches() {
+        let text = "Hello wörld, it's 12345 o'clock!\n\n    x = [1, 2]  # ok\r\n".repeat(40);
+        for name in ["gpt2", "cl100k", "o200k", r"\w+|\d"] {
+            let s = Splitter::new(name).unwrap();
+            let mut all: Vec<usize> = Vec::new();
+            s.split_bounds(&text, |at| {
+                assert!(
+                    at.len() >= 2 && at.len() - 1 <= BOUNDS + blocks::BLOCK,
+                    "{name}"
+                );
+                match all.last() {
+                    Some(&last) => assert_eq!(at[0], last, "{name}"),
+                    None => assert_eq!(at[0], 0, "{name}"),
+                }
+                all.extend_from_slice(&at[usize::from(!all.is_empty())..]);
+            })
+            .unwrap();
+            assert_eq!(all.last(), Some(&text.len()), "{name}");
+            assert!(all.windows(2).all(|w| w[0] < w[1]), "{name}");
+            let chunks: Vec<&str> = all.windows(2).map(|w| &text[w[0]..w[1]]).collect();
+            assert_eq!(chunks, s.chunks(&text).unwrap(), "{name}");
+            assert!(chunks.len() > 2 * BOUNDS, "{name}");
+        }
+        Splitter::new("gpt2")
+            .unwrap()
+            .split_bounds("", |_| panic!("no chunks, no call"))
+            .unwrap();
     }
 
     #[test]

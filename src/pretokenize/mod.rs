@@ -196,7 +196,7 @@ impl Splitter {
     /// call ends with `text.len()`; boundaries increase strictly and are character
     /// boundaries. Calls hold up to [`BOUNDS`] chunks, or a few dozen more. The encoder's way
     /// in: no `&str` per chunk.
-    #[inline]
+    #[inline(always)]
     pub fn split_bounds(&self, text: &str, f: impl FnMut(&[usize])) -> Result<(), Error> {
         let mut sink = Sink::new(f);
         match &self.kind {

@@ -387,12 +387,13 @@ impl ChunkCache {
         // written below and only they are read.
         let mut key_of_chunk = [MaybeUninit::<(u128, usize)>::uninit(); BATCH];
         let n = at.len().saturating_sub(1).min(BATCH);
+        let (slots, mask) = (&self.slots[..], self.mask);
         for (i, entry) in key_of_chunk.iter_mut().enumerate().take(n) {
             // Key 0 (never a chunk's) marks a chunk the first level does not hold.
             let key = key_at(text, at[i], at[i + 1]).unwrap_or(0);
-            let home = hash128(key) & self.mask;
+            let home = hash128(key) & mask;
             entry.write((key, home));
-            if let Some(slot) = self.slots.get(home) {
+            if let Some(slot) = slots.get(home) {
                 prefetch(slot);
             }
         }

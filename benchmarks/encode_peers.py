@@ -133,7 +133,9 @@ def build_tokenmill(encoding: str) -> Peer:
             text, disallowed_special=(), num_threads=THREADS
         ),
         batch=lambda docs: tok.encode_ordinary_batch(docs, num_threads=THREADS),
-        batch_numpy=lambda docs: tok.encode_batch_to_numpy(docs, num_threads=THREADS),
+        batch_numpy=lambda docs: tok.encode_batch_to_numpy(
+            docs, disallowed_special=(), num_threads=THREADS
+        ),
     )
 
 

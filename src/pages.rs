@@ -10,7 +10,7 @@
 //!
 //! Large output buffers ([`ids_buffer`]) ask for huge pages too: a fresh allocation of a few
 //! MB comes straight from the OS, and filling it one 4 KiB page fault at a time cost 1.5 ms
-//! per 4 MB here (0.2 ms on huge pages), a third of encoding holmes when it happened.
+//! per 4 MB here (0.2 ms on huge pages), against about 8 ms to encode holmes's 4 MB.
 
 use std::ops::{Deref, DerefMut};
 
@@ -96,12 +96,12 @@ impl<T: Zeroable> DerefMut for Table<T> {
 /// An empty `Vec` with room for `n` values, whose room is on huge pages where the OS allows
 /// (the whole 2 MiB pages inside it are advised `MADV_HUGEPAGE`): for the ids of a large text,
 /// written once from start to end.
-pub fn ids_buffer<T>(n: usize) -> Vec<T> {
+pub fn ids_buffer(n: usize) -> Vec<u32> {
     let v = Vec::with_capacity(n);
     #[cfg(target_os = "linux")]
     {
         let start = v.as_ptr() as usize;
-        let end = start.saturating_add(v.capacity().saturating_mul(std::mem::size_of::<T>()));
+        let end = start.saturating_add(v.capacity().saturating_mul(4));
         let first = start.next_multiple_of(HUGE_PAGE);
         let last = end / HUGE_PAGE * HUGE_PAGE;
         if last > first {
@@ -234,7 +234,7 @@ mod tests {
     #[test]
     fn ids_buffers_are_empty_vecs_with_room() {
         for n in [0, 1, 1000, HUGE_PAGE, 3 * HUGE_PAGE / 4 + 5] {
-            let mut v = ids_buffer::<u32>(n);
+            let mut v = ids_buffer(n);
             assert!(v.is_empty() && v.capacity() >= n);
             v.extend(0..n as u32);
             assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));

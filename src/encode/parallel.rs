@@ -92,8 +92,8 @@ impl Encoder {
 }
 
 /// Append `parts`, one after another, to `out`, copying them on the threads of the current
-/// rayon pool (a copy on one thread after the parallel work was a fifth of the time of a
-/// batch on two threads).
+/// rayon pool rather than on one thread after the parallel work. When `out` lacks room it is
+/// moved to a `pages::ids_buffer`.
 pub fn concat_into(parts: &[Vec<u32>], out: &mut Vec<u32>) {
     let total: usize = parts.iter().map(Vec::len).sum();
     let base = out.len();

@@ -10,10 +10,9 @@
 //! rules end (non-ASCII, a few rare shapes), where the per-character path takes over; the
 //! Rust tests check the two paths against each other. Any other pattern runs on fancy-regex.
 //! The encoder takes chunks as their boundaries, a batch at a time
-//! ([`Splitter::split_bounds`]), so no `&str` is built per chunk.
-//! Splitting is
-//! lossless: text that a custom pattern does not match becomes a chunk of its own, so every
-//! byte of the input lands in exactly one chunk.
+//! ([`Splitter::split_bounds`]), so no `&str` is built per chunk. Splitting is lossless: text
+//! that a custom pattern does not match becomes a chunk of its own, so every byte of the input
+//! lands in exactly one chunk.
 
 use crate::error::Error;
 

@@ -8,6 +8,7 @@ pub mod encode;
 pub mod error;
 mod pages;
 pub mod pretokenize;
+pub mod threads;
 pub mod train;
 pub mod vocab;
 

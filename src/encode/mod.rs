@@ -257,6 +257,8 @@ impl Encoder {
         out: &mut Vec<u32>,
         mut after: impl FnMut(&mut Vec<u32>),
     ) -> Result<(), Error> {
+        // On a pool's worker: not on the same CPU as another worker (`threads` module doc).
+        crate::threads::settle();
         #[cfg(target_arch = "x86_64")]
         if has_x86_64_v3() {
             // SAFETY: the CPU has every feature the function is compiled for.

@@ -4,6 +4,7 @@
 use crate::encode::{Allowed, Encoder};
 use crate::error::Error;
 use crate::pretokenize::Splitter;
+use crate::threads::Pool;
 use crate::vocab::{self, Vocab};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -80,43 +81,10 @@ impl SpecialSet {
     }
 }
 
-/// The rayon pools of this process, by thread count.
-struct Pools {
-    /// The process that built them.
-    pid: u32,
-    pools: Vec<(usize, Arc<rayon::ThreadPool>)>,
-}
-
-/// Rayon pools by thread count, built once: building a pool costs more than a small batch.
-///
-/// A forked child (Python's `multiprocessing` and PyTorch's `DataLoader` workers on Linux)
-/// inherits the pools but not their threads, and work sent to them would wait forever: HF
-/// tokenizers' `TOKENIZERS_PARALLELISM` deadlock. So a child that finds its parent's pools
-/// forgets them (dropping one would signal threads that do not exist here) and builds its own.
-fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
-    static POOLS: Mutex<Pools> = Mutex::new(Pools {
-        pid: 0,
-        pools: Vec::new(),
-    });
-    let threads = threads.max(1);
-    let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
-    let pid = std::process::id();
-    if pools.pid != pid {
-        pools.pools.drain(..).for_each(std::mem::forget);
-        pools.pid = pid;
-    }
-    if let Some((_, p)) = pools.pools.iter().find(|(n, _)| *n == threads) {
-        return Ok(p.clone());
-    }
-    let p = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("tokenmill-{i}"))
-            .build()
-            .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?,
-    );
-    pools.pools.push((threads, p.clone()));
-    Ok(p)
+/// The pool of `threads` workers (see `threads::pool`).
+fn pool(threads: usize) -> PyResult<Arc<Pool>> {
+    crate::threads::pool(threads)
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))
 }
 
 /// Flat ids of a batch and the offsets where each text's ids start.
@@ -197,16 +165,22 @@ impl CoreTokenizer {
         num_threads: usize,
     ) -> PyResult<Vec<Vec<u32>>> {
         let pool = pool(num_threads)?;
-        py.detach(|| {
-            pool.install(|| {
-                texts
-                    .par_iter()
-                    .with_min_len(4)
-                    .map(|t| self.encode_one(t, allowed, disallowed))
-                    .collect::<Result<Vec<_>, Error>>()
-            })
-        })
-        .map_err(|e| self.err(py, e))
+        py.detach(|| pool.install(|| self.encode_each(texts, allowed, disallowed)))
+            .map_err(|e| self.err(py, e))
+    }
+
+    /// The ids of each text, on the current rayon pool.
+    fn encode_each(
+        &self,
+        texts: &[PyBackedStr],
+        allowed: &SpecialSet,
+        disallowed: &SpecialSet,
+    ) -> Result<Vec<Vec<u32>>, Error> {
+        texts
+            .par_iter()
+            .with_min_len(4)
+            .map(|t| self.encode_one(t, allowed, disallowed))
+            .collect()
     }
 
     /// One text, on `num_threads` threads when more than one (see `encode_parallel`).
@@ -493,18 +467,23 @@ impl CoreTokenizer {
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
-        let all = self.encode_many(py, &texts, &a, &d, num_threads)?;
         let pool = pool(num_threads)?;
-        let (flat, offsets) = py.detach(|| {
-            let mut offsets = Vec::with_capacity(all.len() + 1);
-            offsets.push(0i64);
-            for ids in &all {
-                offsets.push(offsets[offsets.len() - 1] + ids.len() as i64);
-            }
-            let mut flat = Vec::new();
-            pool.install(|| crate::encode::concat_into(&all, &mut flat));
-            (flat, offsets)
-        });
+        // One call on the pool for both steps: each call wakes the workers again.
+        let (flat, offsets) = py
+            .detach(|| {
+                pool.install(|| {
+                    let all = self.encode_each(&texts, &a, &d)?;
+                    let mut offsets = Vec::with_capacity(all.len() + 1);
+                    offsets.push(0i64);
+                    for ids in &all {
+                        offsets.push(offsets[offsets.len() - 1] + ids.len() as i64);
+                    }
+                    let mut flat = Vec::new();
+                    crate::encode::concat_into(&all, &mut flat);
+                    Ok((flat, offsets))
+                })
+            })
+            .map_err(|e| self.err(py, e))?;
         Ok((
             PyArray1::from_vec(py, flat),
             PyArray1::from_vec(py, offsets),

@@ -124,6 +124,7 @@ impl ChunkCounter {
         let maps = groups
             .into_par_iter()
             .map(|group| {
+                crate::threads::settle();
                 let mut map = FxHashMap::<&str, Seen>::default();
                 let mut n = 0u64;
                 for &(piece, base) in group {

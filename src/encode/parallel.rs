@@ -78,7 +78,7 @@ impl Encoder {
             .par_iter()
             .map(|part| match part {
                 Part::Text(t) => {
-                    let mut ids = Vec::with_capacity(t.len() / 4 + 4);
+                    let mut ids = crate::pages::ids_buffer_for_text(t.len());
                     self.encode_ordinary(t, &mut ids).map(|()| ids)
                 }
                 Part::Special(id) => Ok(vec![*id]),

@@ -146,7 +146,7 @@ impl CoreTokenizer {
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
     ) -> Result<Vec<u32>, Error> {
-        let mut out = crate::pages::ids_buffer(text.len() / 4 + 4);
+        let mut out = crate::pages::ids_buffer_for_text(text.len());
         self.enc.encode(
             text,
             allowed.as_allowed(),

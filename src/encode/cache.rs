@@ -46,6 +46,7 @@ pub struct ChunkCache {
     /// Cleared with the slots.
     spill: Vec<u32>,
     long: LongCache,
+    huge: HugeCache,
 }
 
 /// Longest chunk the second-level cache holds.
@@ -176,6 +177,59 @@ impl LongCache {
     }
 }
 
+/// Bytes of chunks and ids the third level keeps (the oldest chunks go first).
+const HUGE_BYTES: usize = 16 << 20;
+/// Chunks the third level keeps: a lookup compares the hash of each.
+const HUGE_ENTRIES: usize = 64;
+
+/// The third level, for the few chunks longer than `LONG_KEY`: a megabyte of one letter, a
+/// long run of base64 or of letters without a space. Each costs a search of `long.rs` (about
+/// 10 MB/s for random letters) or a heap merge, against a hash and a compare (over 1 GB/s), so
+/// the most recent ones are kept: encoding the same text again (`count`, then `encode`; a
+/// truncation, then the encode) no longer searches them again. gigatoken and fastokens keep
+/// such chunks too (their warm rows on the pathological inputs in `bench_encode.py`).
+#[derive(Default)]
+struct HugeCache {
+    /// Oldest first.
+    entries: std::collections::VecDeque<HugeEntry>,
+    /// Bytes of chunks plus bytes of ids held.
+    bytes: usize,
+}
+
+/// A chunk's hash, its bytes and its ids.
+type HugeEntry = (u64, Box<[u8]>, Box<[u32]>);
+
+impl HugeCache {
+    fn lookup(&self, chunk: &[u8], hash: u64, out: &mut Vec<u32>) -> bool {
+        match self
+            .entries
+            .iter()
+            .find(|(h, c, _)| *h == hash && **c == *chunk)
+        {
+            Some((_, _, ids)) => {
+                out.extend_from_slice(ids);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn insert(&mut self, chunk: &[u8], hash: u64, ids: &[u32]) {
+        let size = chunk.len() + 4 * ids.len();
+        if size > HUGE_BYTES {
+            return;
+        }
+        while self.bytes + size > HUGE_BYTES || self.entries.len() >= HUGE_ENTRIES {
+            let Some((_, c, i)) = self.entries.pop_front() else {
+                break;
+            };
+            self.bytes -= c.len() + 4 * i.len();
+        }
+        self.entries.push_back((hash, chunk.into(), ids.into()));
+        self.bytes += size;
+    }
+}
+
 /// The key of a chunk of 1..=15 bytes: its bytes in order (zero-padded) and its length in the
 /// top byte, built from a few overlapping loads instead of a variable-length copy (which
 /// compiled to a `memmove` call and cost 10% of encoding). Keys are unique per chunk.
@@ -251,6 +305,7 @@ impl ChunkCache {
             used: 0,
             spill: Vec::new(),
             long: LongCache::new(),
+            huge: HugeCache::default(),
         }
     }
 
@@ -264,12 +319,21 @@ impl ChunkCache {
     ) {
         let Some(key) = key_of(chunk) else {
             let hash = long_hash(chunk);
-            if chunk.len() <= LONG_KEY && self.long.lookup(chunk, hash, out) {
+            let found = if chunk.len() <= LONG_KEY {
+                self.long.lookup(chunk, hash, out)
+            } else {
+                self.huge.lookup(chunk, hash, out)
+            };
+            if found {
                 return;
             }
             let before = out.len();
             compute(out);
-            self.long.insert(chunk, hash, &out[before..]);
+            if chunk.len() <= LONG_KEY {
+                self.long.insert(chunk, hash, &out[before..]);
+            } else {
+                self.huge.insert(chunk, hash, &out[before..]);
+            }
             return;
         };
         let home = hash128(key) & self.mask;
@@ -643,7 +707,7 @@ mod tests {
                 assert_eq!(calls, 1, "length {n}, flip {flip:?}");
             }
         }
-        // Longer than LONG_KEY: computed every time.
+        // Longer than LONG_KEY: the third level (see `huge_chunks_are_kept_within_the_budget`).
         let mut calls = 0;
         for _ in 0..2 {
             c.get_or_insert(&long, &mut out, |o| {
@@ -651,7 +715,7 @@ mod tests {
                 o.push(1);
             });
         }
-        assert_eq!(calls, 2);
+        assert_eq!(calls, 1);
         // Past the arena budget it starts over and keeps answering right.
         for i in 0..(LONG_ARENA / 1000 + 10) as u32 {
             let mut chunk = long[..1000].to_vec();
@@ -689,6 +753,54 @@ mod tests {
             }
         }
         assert!(c.spill.len() < MAX_SLOTS / 2, "cleared with the slots");
+    }
+
+    /// Chunks longer than the second level's keys: found again while they fit the budget,
+    /// never mixed up with another chunk of the same length, the oldest dropped first.
+    #[test]
+    fn huge_chunks_are_kept_within_the_budget() {
+        let mut c = ChunkCache::new(1);
+        let calls = std::cell::Cell::new(0);
+        let get = |c: &mut ChunkCache, fill: u8, len: usize| {
+            let chunk = vec![fill; len];
+            let mut out = Vec::new();
+            c.get_or_insert(&chunk, &mut out, |o| {
+                calls.set(calls.get() + 1);
+                o.extend([fill as u32, len as u32]);
+            });
+            assert_eq!(out, [fill as u32, len as u32]);
+        };
+        get(&mut c, b'a', 5000);
+        get(&mut c, b'b', 5000);
+        get(&mut c, b'a', 5000);
+        get(&mut c, b'b', 5000);
+        assert_eq!(calls.get(), 2);
+        // Two chunks of 6 MB fit the 16 MB budget with the first two; a third pushes out the
+        // oldest (`a`, then `b`), and the 6 MB chunks stay.
+        get(&mut c, b'x', 6 << 20);
+        get(&mut c, b'y', 6 << 20);
+        get(&mut c, b'z', 6 << 20);
+        assert_eq!(calls.get(), 5);
+        get(&mut c, b'y', 6 << 20);
+        get(&mut c, b'z', 6 << 20);
+        assert_eq!(calls.get(), 5);
+        get(&mut c, b'a', 5000);
+        assert_eq!(calls.get(), 6);
+        // Over the budget alone: never kept.
+        get(&mut c, b'w', 17 << 20);
+        get(&mut c, b'w', 17 << 20);
+        assert_eq!(calls.get(), 8);
+        // At most `HUGE_ENTRIES` chunks: the 64 latest of 65 are found, the first is not.
+        for len in 2000..2000 + HUGE_ENTRIES + 1 {
+            get(&mut c, b'v', len);
+        }
+        assert_eq!(calls.get(), 8 + HUGE_ENTRIES + 1);
+        for len in 2001..2000 + HUGE_ENTRIES + 1 {
+            get(&mut c, b'v', len);
+        }
+        assert_eq!(calls.get(), 8 + HUGE_ENTRIES + 1);
+        get(&mut c, b'v', 2000);
+        assert_eq!(calls.get(), 8 + HUGE_ENTRIES + 2);
     }
 
     /// Hits found away from their home slot are swapped into it: in a crowded table (both

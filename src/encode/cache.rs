@@ -319,20 +319,20 @@ impl ChunkCache {
     ) {
         let Some(key) = key_of(chunk) else {
             let hash = long_hash(chunk);
-            let found = if chunk.len() <= LONG_KEY {
+            let second = chunk.len() <= LONG_KEY;
+            let found = if second {
                 self.long.lookup(chunk, hash, out)
             } else {
                 self.huge.lookup(chunk, hash, out)
             };
-            if found {
-                return;
-            }
-            let before = out.len();
-            compute(out);
-            if chunk.len() <= LONG_KEY {
-                self.long.insert(chunk, hash, &out[before..]);
-            } else {
-                self.huge.insert(chunk, hash, &out[before..]);
+            if !found {
+                let before = out.len();
+                compute(out);
+                if second {
+                    self.long.insert(chunk, hash, &out[before..]);
+                } else {
+                    self.huge.insert(chunk, hash, &out[before..]);
+                }
             }
             return;
         };
@@ -494,15 +494,9 @@ impl ChunkCache {
             let mut w = 0;
             while i < n {
                 let (key, home) = key_of_chunk[i];
-                if key == 0 {
+                let slot = &slots[home & mask];
+                if key == 0 || slot.key != key {
                     break;
-                }
-                let mut slot = &slots[home & mask];
-                if slot.key != key {
-                    slot = &slots[(home + 1) & mask];
-                    if slot.key != key {
-                        break;
-                    }
                 }
                 let len = slot.n as usize;
                 // `room` holds `SPILL_COPY` ids per chunk left, and `w` grows by at most

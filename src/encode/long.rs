@@ -51,8 +51,6 @@ const NONE: u32 = u32::MAX;
 #[derive(Debug, Clone)]
 pub struct LongPath {
     trie: Trie,
-    /// For each token, the longest token that is a proper prefix of it (the next candidate).
-    next_prefix: Vec<u32>,
     /// Tokens that the rule produces from their own bytes merging in non-decreasing rank
     /// order (all of gpt2's, cl100k's and o200k's); single bytes count as regular.
     regular: Vec<bool>,
@@ -61,7 +59,7 @@ pub struct LongPath {
 impl LongPath {
     /// None when the vocabulary is too large for the trie (the heap path is used instead).
     pub fn new(vocab: &Vocab) -> Option<LongPath> {
-        let (trie, next_prefix) = Trie::new(vocab)?;
+        let trie = Trie::new(vocab)?;
         // A token is regular iff its parents are both regular and older than it. The run on a
         // token's bytes is the runs on its parents' bytes, interleaved by rank with no merge
         // crossing between them (vocab.rs proves it), then the merge of the parents: so its
@@ -76,11 +74,7 @@ impl LongPath {
                     a < rank && b < rank && regular[a as usize] && regular[b as usize]
                 });
         }
-        Some(LongPath {
-            trie,
-            next_prefix,
-            regular,
-        })
+        Some(LongPath { trie, regular })
     }
 
     /// Whether bpe(a ++ b) == [a, b], by replaying the merge trees (both tokens regular).
@@ -152,7 +146,7 @@ impl LongPath {
         let mut dead = vec![false; n + 1];
         let start = out.len();
         let mut pos = 0usize;
-        let mut cand = self.trie.longest(chunk).unwrap_or(NONE);
+        let mut cand = self.trie.longest(vocab, chunk).unwrap_or(NONE);
         while pos < n {
             if cand != NONE {
                 let end = pos + vocab.token(cand).len();
@@ -170,9 +164,9 @@ impl LongPath {
                 if ok {
                     out.push(cand);
                     pos = end;
-                    cand = self.trie.longest(&chunk[pos..]).unwrap_or(NONE);
+                    cand = self.trie.longest(vocab, &chunk[pos..]).unwrap_or(NONE);
                 } else {
-                    cand = self.next_prefix[cand as usize];
+                    cand = self.trie.next_prefix(cand);
                 }
             } else {
                 dead[pos] = true;
@@ -184,7 +178,7 @@ impl LongPath {
                 let last = out[out.len() - 1];
                 out.truncate(out.len() - 1);
                 pos -= vocab.token(last).len();
-                cand = self.next_prefix[last as usize];
+                cand = self.trie.next_prefix(last);
             }
         }
         if pos < n {
@@ -283,30 +277,34 @@ pub(crate) mod tests {
     #[test]
     fn trie_finds_the_longest_token_and_the_longest_proper_prefix() {
         let mut rng = Rng(4242);
-        for _ in 0..20 {
+        for round in 0..20 {
             let merges = 20 + rng.below(300);
             let vocab = random_vocab(&mut rng, merges);
-            let (trie, next_prefix) = Trie::new(&vocab).unwrap();
+            let trie = Trie::new(&vocab).unwrap();
             let longest = |s: &[u8]| (1..=s.len()).rev().find_map(|n| vocab.rank(&s[..n]));
+            let random_walks = |trie: &Trie, rng: &mut Rng, n: usize| {
+                for _ in 0..n {
+                    let s: Vec<u8> = (0..1 + rng.below(30))
+                        .map(|_| b"abc "[rng.below(4)])
+                        .collect();
+                    assert_eq!(trie.longest(&vocab, &s), longest(&s));
+                }
+            };
+            // Buckets are built by the walks that enter them: first a few, in any order.
+            random_walks(&trie, &mut rng, round % 4);
+            // A copy keeps the buckets built so far and builds the others itself.
+            let trie = if round % 2 == 0 { trie.clone() } else { trie };
             for rank in 0..vocab.len() as u32 {
                 let t = vocab.token(rank);
+                assert_eq!(trie.longest(&vocab, t), Some(rank), "token {rank}");
                 let want = if t.len() < 2 {
                     None
                 } else {
                     longest(&t[..t.len() - 1])
                 };
-                assert_eq!(
-                    next_prefix[rank as usize],
-                    want.unwrap_or(NONE),
-                    "token {rank}"
-                );
+                assert_eq!(trie.next_prefix(rank), want.unwrap_or(NONE), "token {rank}");
             }
-            for _ in 0..200 {
-                let s: Vec<u8> = (0..1 + rng.below(30))
-                    .map(|_| b"abc "[rng.below(4)])
-                    .collect();
-                assert_eq!(trie.longest(&s), longest(&s));
-            }
+            random_walks(&trie, &mut rng, 200);
         }
     }
 
@@ -339,6 +337,36 @@ pub(crate) mod tests {
                     String::from_utf8_lossy(&chunk)
                 );
             }
+        }
+    }
+
+    #[test]
+    fn threads_sharing_a_fresh_search_build_its_buckets_safely() {
+        let mut rng = Rng(31337);
+        for _ in 0..8 {
+            let merges = 150 + rng.below(150);
+            let vocab = random_vocab(&mut rng, merges);
+            let chunks: Vec<Vec<u8>> = (0..16)
+                .map(|_| (0..600).map(|_| b"abc "[rng.below(4)]).collect())
+                .collect();
+            let want: Vec<Vec<u32>> = chunks
+                .iter()
+                .map(|c| super::super::tests::tiktoken_rule(&vocab, c))
+                .collect();
+            // Every thread starts on an unbuilt trie, so they race to build the same buckets.
+            let path = LongPath::new(&vocab).unwrap();
+            std::thread::scope(|s| {
+                for t in 0..4 {
+                    let (path, vocab, chunks, want) = (&path, &vocab, &chunks, &want);
+                    s.spawn(move || {
+                        for i in (0..chunks.len()).map(|i| (i + 4 * t) % chunks.len()) {
+                            let mut got = Vec::new();
+                            path.encode(vocab, &chunks[i], &mut got);
+                            assert_eq!(got, want[i], "thread {t}, chunk {i}");
+                        }
+                    });
+                }
+            });
         }
     }
 

@@ -23,6 +23,8 @@ pub struct Vocab {
     /// Open-addressing table of `rank + 1` (0 = empty), hashed by token bytes.
     slots: Vec<u32>,
     mask: usize,
+    /// Longest token length in bytes: a longer string is no token, without hashing it.
+    max_len: usize,
     byte_ranks: [u32; 256],
     /// parents -> rank of the token they merge into.
     pairs: PairTable,
@@ -139,6 +141,7 @@ impl Vocab {
             starts,
             slots: vec![0; cap],
             mask: cap - 1,
+            max_len: tokens.iter().map(Vec::len).max().unwrap_or(0),
             byte_ranks: [u32::MAX; 256],
             pairs: PairTable::with_capacity(tokens.len()),
             byte_pairs: Vec::new(),
@@ -237,6 +240,9 @@ impl Vocab {
     /// The rank of a byte string, if it is a token.
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        if bytes.len() > self.max_len {
+            return None;
+        }
         let mut i = hash_bytes(bytes) as usize & self.mask;
         loop {
             match self.slots[i] {
@@ -284,11 +290,7 @@ impl Vocab {
 
     /// Longest token length in bytes.
     pub fn max_token_len(&self) -> usize {
-        self.starts
-            .windows(2)
-            .map(|w| (w[1] - w[0]) as usize)
-            .max()
-            .unwrap_or(0)
+        self.max_len
     }
 }
 

@@ -10,10 +10,9 @@ use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 mod pretokenize;
@@ -94,21 +93,19 @@ type FlatIds<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>);
 #[pyclass(module = "tokenmill._core", frozen)]
 pub struct CoreTokenizer {
     enc: Arc<Encoder>,
-    /// One Python int per id: a list of ids is then built by taking references instead of
-    /// allocating an int per element. Measured on holmes with gpt2 (1.13 M ids): building the
-    /// list went from about 45 ms to about 8 ms. Made once the lists built so far hold as many
-    /// ids as the vocabulary (`listed`), so short encodes never pay for 200,000 ints (~10 ms
-    /// with o200k_base).
-    ints: PyOnceLock<Vec<Py<PyAny>>>,
-    listed: AtomicUsize,
+    /// One Python int per id, made the first time a list holds that id: a list of ids is then
+    /// built by taking references instead of allocating an int per element. Measured on holmes
+    /// with gpt2 (1.13 M ids): building the list went from about 45 ms to about 8 ms. Made per
+    /// id, not all at once: making all of o200k_base's 200,000 ints took ~10 ms, paid by the
+    /// first long list (a first pass over 1 MB of `a` has 125,000 ids of 3 distinct values).
+    ints: OnceLock<Box<[OnceLock<Py<PyAny>>]>>,
 }
 
 impl CoreTokenizer {
     fn wrap(enc: Encoder) -> CoreTokenizer {
         CoreTokenizer {
             enc: Arc::new(enc),
-            ints: PyOnceLock::new(),
-            listed: AtomicUsize::new(0),
+            ints: OnceLock::new(),
         }
     }
 
@@ -118,19 +115,13 @@ impl CoreTokenizer {
             let Ok(obj) = i.into_pyobject(py);
             obj.into_any()
         }
-        let n_vocab = self.enc.n_vocab();
-        if self.ints.get(py).is_none()
-            && self.listed.fetch_add(ids.len(), Ordering::Relaxed) + ids.len() < n_vocab
-        {
-            return PyList::new(py, ids.iter().map(|&i| int(py, i)));
-        }
-        let ints = self.ints.get_or_init(py, || {
-            (0..n_vocab as u32).map(|i| int(py, i).unbind()).collect()
-        });
+        let ints = self
+            .ints
+            .get_or_init(|| (0..self.enc.n_vocab()).map(|_| OnceLock::new()).collect());
         PyList::new(
             py,
             ids.iter().map(|&i| match ints.get(i as usize) {
-                Some(obj) => obj.bind(py).clone(),
+                Some(slot) => slot.get_or_init(|| int(py, i).unbind()).bind(py).clone(),
                 None => int(py, i),
             }),
         )

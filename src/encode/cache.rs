@@ -100,12 +100,19 @@ impl LongCache {
         }
     }
 
-    /// Start loading the home slot of a chunk with this hash (see [`prefetch`]).
-    #[inline(always)]
-    fn prefetch(&self, hash: u64) {
+    /// Start loading the home slot of `chunk` (see [`prefetch`]) and return its `long_hash`,
+    /// or 0 if it is too long for this level. Out of line: the batch's loop over short chunks
+    /// measured 5% slower on holmes with it inline.
+    #[inline(never)]
+    fn prefetch_chunk(&self, chunk: &[u8]) -> usize {
+        if chunk.len() > LONG_KEY {
+            return 0;
+        }
+        let hash = long_hash(chunk);
         if let Some(slot) = self.slots.get((hash >> 32) as usize & self.mask) {
             prefetch(slot);
         }
+        hash as usize
     }
 
     /// Append the cached ids of `chunk` and return true, or return false. A hit away from its
@@ -379,7 +386,7 @@ impl ChunkCache {
 
     /// [`ChunkCache::get_or_insert`] for a chunk longer than a first-level key, whose
     /// `long_hash` is `hash`.
-    #[inline]
+    #[inline(never)]
     fn get_or_insert_long(
         &mut self,
         chunk: &[u8],
@@ -492,20 +499,15 @@ impl ChunkCache {
             // its second-level home slot is loaded ahead too. gpt2 on the 24 languages (a
             // Cyrillic word of eight letters is 16 bytes): that slot's cache miss was 12% of
             // encoding.
-            let entry = entry.write(match key_at(text, at[i], at[i + 1]) {
-                Some(key) => (key, hash128(key) & mask),
-                None => (0, 0),
-            });
-            if entry.0 != 0 {
-                if let Some(slot) = slots.get(entry.1) {
-                    prefetch(slot);
-                }
-            } else if let Some(chunk) = text.get(at[i]..at[i + 1]) {
-                if chunk.len() <= LONG_KEY {
-                    let hash = long_hash(chunk);
-                    entry.1 = hash as usize;
-                    self.long.prefetch(hash);
-                }
+            let key = key_at(text, at[i], at[i + 1]).unwrap_or(0);
+            let home = hash128(key) & mask;
+            entry.write((key, home));
+            if let Some(slot) = slots.get(home) {
+                prefetch(slot);
+            }
+            if key == 0 {
+                let chunk = text.get(at[i]..at[i + 1]).unwrap_or_default();
+                entry.write((0, self.long.prefetch_chunk(chunk)));
             }
         }
         // SAFETY: the loop above wrote the first `n` entries.

@@ -100,6 +100,12 @@ impl LongCache {
         }
     }
 
+    /// The home slot of a chunk with this `long_hash`.
+    #[inline(always)]
+    fn home(&self, hash: u64) -> usize {
+        (hash >> 32) as usize & self.mask
+    }
+
     /// Start loading the home slot of `chunk` (see [`prefetch`]) and return its `long_hash`,
     /// or 0 if it is too long for this level. Out of line: the batch's loop over short chunks
     /// measured 5% slower on holmes with it inline.
@@ -109,7 +115,7 @@ impl LongCache {
             return 0;
         }
         let hash = long_hash(chunk);
-        if let Some(slot) = self.slots.get((hash >> 32) as usize & self.mask) {
+        if let Some(slot) = self.slots.get(self.home(hash)) {
             prefetch(slot);
         }
         hash as usize
@@ -119,7 +125,7 @@ impl LongCache {
     /// home slot is swapped into it, as in the first level (see `ChunkCache::get_or_insert`).
     fn lookup(&mut self, chunk: &[u8], hash: u64, out: &mut Vec<u32>) -> bool {
         let n = chunk.len();
-        let home = (hash >> 32) as usize & self.mask;
+        let home = self.home(hash);
         let mut i = home;
         loop {
             let slot = self.slots[i];
@@ -156,7 +162,7 @@ impl LongCache {
         let old = std::mem::replace(&mut self.slots, Table::zeroed(size * 2));
         self.mask = size * 2 - 1;
         for &slot in old.iter().filter(|s| s.hash != 0) {
-            let mut j = (slot.hash >> 32) as usize & self.mask;
+            let mut j = self.home(slot.hash);
             while self.slots[j].hash != 0 {
                 j = (j + 1) & self.mask;
             }
@@ -175,7 +181,7 @@ impl LongCache {
         } else if self.used >= self.slots.len() / 4 * 3 {
             self.make_room();
         }
-        let mut i = (hash >> 32) as usize & self.mask;
+        let mut i = self.home(hash);
         while self.slots[i].hash != 0 {
             i = (i + 1) & self.mask;
         }

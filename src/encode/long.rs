@@ -203,6 +203,12 @@ pub(crate) mod tests {
         pub fn below(&mut self, n: usize) -> usize {
             (self.next() % n as u64) as usize
         }
+        /// `len` bytes drawn from `alphabet`.
+        pub fn text(&mut self, alphabet: &[u8], len: usize) -> Vec<u8> {
+            (0..len)
+                .map(|_| alphabet[self.below(alphabet.len())])
+                .collect()
+        }
     }
 
     /// Tokens made by merging random earlier tokens over a small alphabet, plus some tokens
@@ -284,9 +290,8 @@ pub(crate) mod tests {
             let longest = |s: &[u8]| (1..=s.len()).rev().find_map(|n| vocab.rank(&s[..n]));
             let random_walks = |trie: &Trie, rng: &mut Rng, n: usize| {
                 for _ in 0..n {
-                    let s: Vec<u8> = (0..1 + rng.below(30))
-                        .map(|_| b"abc "[rng.below(4)])
-                        .collect();
+                    let len = 1 + rng.below(30);
+                    let s = rng.text(b"abc ", len);
                     assert_eq!(trie.longest(&vocab, &s), longest(&s));
                 }
             };
@@ -324,9 +329,7 @@ pub(crate) mod tests {
                 } else {
                     b"abc "
                 };
-                let chunk: Vec<u8> = (0..len)
-                    .map(|_| alphabet[rng.below(alphabet.len())])
-                    .collect();
+                let chunk = rng.text(alphabet, len);
                 let want = super::super::tests::tiktoken_rule(&vocab, &chunk);
                 let mut got = Vec::new();
                 path.encode(&vocab, &chunk, &mut got);
@@ -346,9 +349,7 @@ pub(crate) mod tests {
         for _ in 0..8 {
             let merges = 150 + rng.below(150);
             let vocab = random_vocab(&mut rng, merges);
-            let chunks: Vec<Vec<u8>> = (0..16)
-                .map(|_| (0..600).map(|_| b"abc "[rng.below(4)]).collect())
-                .collect();
+            let chunks: Vec<Vec<u8>> = (0..16).map(|_| rng.text(b"abc ", 600)).collect();
             let want: Vec<Vec<u32>> = chunks
                 .iter()
                 .map(|c| super::super::tests::tiktoken_rule(&vocab, c))

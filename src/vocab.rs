@@ -76,6 +76,14 @@ impl PairTable {
         self.slots[i] = (key << 21) | merged as u64;
     }
 
+    /// Start loading the slot where a lookup of `(left, right)` begins.
+    #[inline]
+    fn prefetch(&self, left: u32, right: u32) {
+        if let Some(slot) = self.slots.get(self.start(Self::key(left, right))) {
+            crate::pages::prefetch(slot);
+        }
+    }
+
     #[inline]
     fn get(&self, left: u32, right: u32) -> Option<u32> {
         let key = Self::key(left, right);
@@ -264,6 +272,12 @@ impl Vocab {
     #[inline]
     pub fn merge_rank(&self, left: u32, right: u32) -> Option<u32> {
         self.pairs.get(left, right)
+    }
+
+    /// Start loading what `merge_rank(left, right)` reads, to look it up later without waiting.
+    #[inline]
+    pub fn prefetch_merge(&self, left: u32, right: u32) {
+        self.pairs.prefetch(left, right);
     }
 
     /// `merge_rank` of two single-byte tokens given as bytes; `u32::MAX` when they do not merge.

@@ -238,6 +238,37 @@ def test_random_letters_without_spaces(pair):
     assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
 
 
+# Chunks of 4 KB and more take the long-chunk path, which switches between its search and its
+# windows as the tokens get shorter or longer: runs of one letter, random text of a few letters,
+# and the two alternating inside one chunk.
+LONG_CHUNK_ALPHABETS = [
+    "ab",
+    "abc",
+    "aeiou",
+    "abcdefghijklmnopqrstuvwxyz",
+    "éa",
+    "的一是不了人我在有",
+]
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    alphabet=st.sampled_from(LONG_CHUNK_ALPHABETS),
+    runs=st.lists(st.tuples(st.booleans(), st.integers(1, 6000)), min_size=1, max_size=6),
+)
+def test_long_chunks_of_short_and_long_tokens(pair, seed, alphabet, runs):
+    import random
+
+    rng = random.Random(seed)
+    text = "".join(
+        rng.choice(alphabet) * n if repeat else "".join(rng.choices(alphabet, k=n))
+        for repeat, n in runs
+    )
+    ours, theirs = pair
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
 def test_metadata(pair):
     ours, theirs = pair
     assert ours.n_vocab == theirs.n_vocab

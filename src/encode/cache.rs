@@ -9,7 +9,7 @@
 //! on real text, no worse than an eviction policy, because the frequent chunks come back at
 //! once. The slot tables are on 2 MiB pages where the OS allows (`pages.rs`).
 
-use crate::pages::{Table, Zeroable};
+use crate::pages::{prefetch, Table, Zeroable};
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
 
@@ -585,21 +585,6 @@ impl ChunkCache {
             }
         }
     }
-}
-
-/// Start loading `slot` into the CPU cache, without waiting for it (a hint; no effect on
-/// other targets).
-#[inline(always)]
-fn prefetch<T>(slot: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and reads nothing the program sees; SSE is part of the
-    // x86_64 baseline.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(slot as *const T as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = slot;
 }
 
 /// Caches a thread keeps, one per encoder, most recently used first. More than one, so that

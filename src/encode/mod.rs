@@ -14,6 +14,7 @@ use std::collections::BinaryHeap;
 use std::sync::OnceLock;
 
 mod cache;
+mod lanes;
 mod long;
 mod parallel;
 mod trie;
@@ -23,10 +24,11 @@ pub use parallel::concat_into;
 /// Chunks shorter than this take the O(n^2) rescan, which is fastest when n is small because
 /// it stays in a few cache lines; longer ones the O(n log n) heap.
 const LARGE_CHUNK: usize = 128;
-/// Chunks at least this long take the linear search of `long.rs`. Its tables once cost ~0.2 s
-/// to build for o200k_base, which made the first encode of Japanese text (6% of its bytes in
-/// chunks of 128+ bytes) 10x slower than later ones; below this length the heap is as fast.
-/// (Its set-up is now 2-4 ms, the trie's parts built as walks reach them.)
+/// Chunks at least this long take `long.rs` (its search, or its windows where tokens are
+/// short). Its tables once cost ~0.2 s to build for o200k_base, which made the first encode of
+/// Japanese text (6% of its bytes in chunks of 128+ bytes) 10x slower than later ones; below
+/// this length the heap is as fast. (Its set-up is now 2-4 ms, the trie's parts built as walks
+/// reach them.)
 const SEARCH_CHUNK: usize = 4096;
 
 /// Special tokens: strings cut out of the text before splitting, each with a fixed id.

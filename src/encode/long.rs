@@ -101,8 +101,8 @@ impl LongPath {
         // crossing between them (vocab.rs proves it), then the merge of the parents: so its
         // ranks never decrease iff neither parent's do and the last merge is the latest. In
         // rank order the parents are decided first. (This replaced running the rule on every
-        // token's bytes, 125 ms for o200k_base on a loaded machine; `regular_by_parents_equals_the_literal_run`
-        // checks that the two agree.)
+        // token's bytes, 125 ms for o200k_base on a loaded machine;
+        // `regular_by_parents_equals_the_literal_run` checks that the two agree.)
         let mut regular = vec![false; vocab.len()];
         for rank in 0..vocab.len() as u32 {
             regular[rank as usize] = vocab.token(rank).len() == 1
@@ -238,7 +238,7 @@ impl Run<'_> {
                 let end = self.ends[k];
                 if out.len() == self.start {
                     out.extend_from_slice(&self.ids[from..end]);
-                } else if !stitch(self, out, pos, from..end) {
+                } else if !self.stitch(out, pos, from..end) {
                     return pos;
                 }
                 pos += window.len();
@@ -285,47 +285,47 @@ impl Run<'_> {
         }
         Some(pos)
     }
-}
 
-/// Append the ids `run.ids[window]`, the encoding of the bytes of the chunk from `p` on, to
-/// `out[start..]`, the encoding of `chunk[..p]` (not empty). Where the two meet with an
-/// incompatible pair, the last `l` ids of `out` and the first `r` of the window are encoded
-/// again as one span, `l` and `r` growing until the span's ends are compatible with their
-/// neighbours. Every pair of the result is then compatible, so it is the encoding of the
-/// bytes it covers. False (and `out` unchanged) if the span outgrows `max_span` bytes.
-fn stitch(run: &mut Run, out: &mut Vec<u32>, p: usize, window: std::ops::Range<usize>) -> bool {
-    let (vocab, chunk) = (run.vocab, run.chunk);
-    let window = &run.ids[window];
-    let len = out.len();
-    if run.compat.ok(out[len - 1], window[0]) {
-        out.extend_from_slice(window);
-        return true;
-    }
-    let span = &mut run.span;
-    let (mut l, mut r) = (1, 1);
-    let mut from = p - vocab.token(out[len - 1]).len();
-    let mut to = p + vocab.token(window[0]).len();
-    loop {
-        if to - from > run.max_span {
-            return false;
-        }
-        span.clear();
-        bpe_literal(vocab, &chunk[from..to], span);
-        let left_ok = len - l == run.start || run.compat.ok(out[len - l - 1], span[0]);
-        let right_ok = r == window.len() || run.compat.ok(span[span.len() - 1], window[r]);
-        if left_ok && right_ok {
-            out.truncate(len - l);
-            out.extend_from_slice(span);
-            out.extend_from_slice(&window[r..]);
+    /// Append the ids `self.ids[window]`, the encoding of the bytes of the chunk from `p` on, to
+    /// `out[start..]`, the encoding of `chunk[..p]` (not empty). Where the two meet with an
+    /// incompatible pair, the last `l` ids of `out` and the first `r` of the window are encoded
+    /// again as one span, `l` and `r` growing until the span's ends are compatible with their
+    /// neighbours. Every pair of the result is then compatible, so it is the encoding of the
+    /// bytes it covers. False (and `out` unchanged) if the span outgrows `max_span` bytes.
+    fn stitch(&mut self, out: &mut Vec<u32>, p: usize, window: std::ops::Range<usize>) -> bool {
+        let (vocab, chunk) = (self.vocab, self.chunk);
+        let window = &self.ids[window];
+        let len = out.len();
+        if self.compat.ok(out[len - 1], window[0]) {
+            out.extend_from_slice(window);
             return true;
         }
-        if !left_ok {
-            l += 1;
-            from -= vocab.token(out[len - l]).len();
-        }
-        if !right_ok {
-            to += vocab.token(window[r]).len();
-            r += 1;
+        let span = &mut self.span;
+        let (mut l, mut r) = (1, 1);
+        let mut from = p - vocab.token(out[len - 1]).len();
+        let mut to = p + vocab.token(window[0]).len();
+        loop {
+            if to - from > self.max_span {
+                return false;
+            }
+            span.clear();
+            bpe_literal(vocab, &chunk[from..to], span);
+            let left_ok = len - l == self.start || self.compat.ok(out[len - l - 1], span[0]);
+            let right_ok = r == window.len() || self.compat.ok(span[span.len() - 1], window[r]);
+            if left_ok && right_ok {
+                out.truncate(len - l);
+                out.extend_from_slice(span);
+                out.extend_from_slice(&window[r..]);
+                return true;
+            }
+            if !left_ok {
+                l += 1;
+                from -= vocab.token(out[len - l]).len();
+            }
+            if !right_ok {
+                to += vocab.token(window[r]).len();
+                r += 1;
+            }
         }
     }
 }

@@ -1,11 +1,12 @@
 //! Several short chunks merged side by side, so that their pair-table reads overlap.
 //!
-//! `bpe_small` merges one chunk at a time, and each merge waits for the two pair-table reads
-//! it needs (a random read of a 4 MB table for o200k_base: perf puts half of its time on those
-//! two loads when the chunks are new). Here up to `LANES` chunks take turns: a lane does one
-//! merge, starts loading the ranks of its two new pairs, and reads them on its next turn,
-//! after the other lanes' merges have hidden the wait. The merges of each chunk are exactly
-//! `bpe_small`'s (lowest rank first, leftmost among equals).
+//! `bpe_small` merges one chunk at a time: each merge needs two pair-table reads (a random
+//! read of a 4 MB table for o200k_base), and it hides their wait only when it guesses the next
+//! merge right. Here up to `LANES` chunks take turns: a lane does one merge, starts loading the
+//! ranks of its two new pairs, and reads them on its next turn, after the other lanes' merges
+//! have hidden the wait. The merges of each chunk are exactly `bpe_small`'s (lowest rank
+//! first, leftmost among equals). For the windows of a long chunk of random letters this is
+//! still faster than `bpe_small` one window at a time: 37-45 against 53-84 ms a MB.
 
 use crate::vocab::{Vocab, MAX_RANKS};
 

@@ -244,6 +244,15 @@ def run_worker(
     return {m: Cell("ok", r["best"], r["cpu"], 1, detail=r["digest"]) for m, r in res.items()}
 
 
+def faster(best: Cell | None, got: Cell) -> Cell:
+    """The cell to keep of two first passes (each in a fresh process): a failure, else the
+    faster. Cold cells keep their fastest round, as warm cells do (one sample swung by 20-30%
+    on this VM)."""
+    if best is None or got.status != "ok" or got.seconds < best.seconds:
+        return got
+    return best
+
+
 def patho_reference(encoding: str, text: str) -> str:
     """Digest of tiktoken's ids by the test suite's oracle: regex split, per-piece BPE."""
     enc = ep.tiktoken_encoding(encoding)
@@ -354,8 +363,7 @@ def bench_encoding(
             path = Path(tmp) / "input.txt"
             path.write_text(texts[corpus], encoding="utf-8")
             want_d = digest(ep.tiktoken_encoding(encoding).encode_ordinary(texts[corpus]))
-            # A fresh process per peer and round, the peers interleaved; the fastest round is
-            # kept, as for the warm cells (one sample swung by 20-30% on this VM).
+            # A fresh process per peer and round, the peers interleaved.
             for _ in range(args.rounds):
                 for name in names:
                     best = cells.get((name, corpus, "cold list"))
@@ -366,11 +374,7 @@ def bench_encoding(
                     )["list"]
                     if cell.status == "ok" and cell.detail != want_d:
                         cell.status = "differ"
-                    if best is None or cell.status != "ok" or cell.seconds < best.seconds:
-                        cell.runs = (best.runs if best else 0) + 1
-                        cells[name, corpus, "cold list"] = cell
-                    else:
-                        best.runs += 1
+                    cells[name, corpus, "cold list"] = faster(best, cell)
             log(f"  {encoding}: cold {corpus}")
         for corpus in patho:
             path = Path(tmp) / "input.txt"
@@ -392,8 +396,7 @@ def bench_encoding(
                         got = run_worker(name, encoding, path, [mode], 1, 0.0, args.patho_timeout)
                         if mode not in got:  # the peer has no such form
                             break
-                        if mode not in res or got[mode].seconds < res[mode].seconds:
-                            res[mode] = got[mode]
+                        res[mode] = faster(res.get(mode), got[mode])
                         if res[mode].status != "ok":
                             break
                 for mode, cell in res.items():

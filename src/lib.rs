@@ -4,6 +4,7 @@
 //! ([`encode`]), vocabularies ([`vocab`]) and training ([`train`]). The PyO3 bindings live in
 //! [`py`] behind the `python` feature, so `cargo test` needs no libpython.
 
+mod buffers;
 pub mod encode;
 pub mod error;
 mod pages;

@@ -8,9 +8,7 @@
 //! marked `MADV_HUGEPAGE` when transparent huge pages are in `always` or `madvise` mode (the
 //! usual default); elsewhere, or for tables under 2 MiB, the table is an ordinary `Vec`.
 //!
-//! Large output buffers ([`ids_buffer`]) ask for huge pages too: a fresh allocation of a few
-//! MB comes straight from the OS, and filling it one 4 KiB page fault at a time cost 1.5 ms
-//! per 4 MB here (0.2 ms on huge pages), against about 8 ms to encode holmes's 4 MB.
+//! Large id buffers ask for huge pages too (`buffers.rs`).
 
 use std::ops::{Deref, DerefMut};
 
@@ -34,7 +32,7 @@ enum Storage<T> {
     Mapped(mapped::Mapping<T>),
 }
 
-const HUGE_PAGE: usize = 2 << 20;
+pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
 impl<T: Zeroable> Table<T> {
     /// `len` zeroed values, on huge pages when the table is at least one huge page.
@@ -91,49 +89,6 @@ impl<T: Zeroable> DerefMut for Table<T> {
             Storage::Mapped(m) => m.as_mut_slice(),
         }
     }
-}
-
-/// An [`ids_buffer`] for the ids of a text of `bytes` bytes, with room for all of them: every id
-/// stands for at least one byte, so a text never has more ids than bytes, and the buffer never
-/// grows (room never written costs no memory). A buffer sized for English (a quarter of the
-/// bytes) grew twice for gpt2 on the multilingual files (0.68 ids per byte), and each larger
-/// one was faulted in again on 4 KiB pages: 140 -> 170 MB/s from Python once sized for all.
-/// Texts over 256 MB get room for half their bytes instead, and grow if they need more: an
-/// allocation of many times the machine's memory may be refused.
-pub fn ids_buffer_for_text(bytes: usize) -> Vec<u32> {
-    const ALL_IDS_UP_TO: usize = 256 << 20;
-    ids_buffer(if bytes <= ALL_IDS_UP_TO {
-        bytes + 1
-    } else {
-        bytes / 2
-    })
-}
-
-/// An empty `Vec` with room for `n` values, whose room is on huge pages where the OS allows
-/// (the whole 2 MiB pages inside it are advised `MADV_HUGEPAGE`): for the ids of a large text,
-/// written once from start to end.
-pub fn ids_buffer(n: usize) -> Vec<u32> {
-    let v = Vec::with_capacity(n);
-    #[cfg(target_os = "linux")]
-    {
-        let start = v.as_ptr() as usize;
-        let end = start.saturating_add(v.capacity().saturating_mul(4));
-        let first = start.next_multiple_of(HUGE_PAGE);
-        let last = end / HUGE_PAGE * HUGE_PAGE;
-        if last > first {
-            // SAFETY: advice on whole pages inside the allocation `v` owns; it changes how they
-            // are backed, never their contents (nothing is written yet). Failure (huge pages
-            // off, an old kernel) only means ordinary pages, so the result is ignored.
-            unsafe {
-                libc::madvise(
-                    first as *mut libc::c_void,
-                    last - first,
-                    libc::MADV_HUGEPAGE,
-                )
-            };
-        }
-    }
-    v
 }
 
 #[cfg(target_os = "linux")]
@@ -259,24 +214,6 @@ mod tests {
                 assert!(matches!(t.storage, Storage::Mapped(_)), "{len}");
                 assert_eq!(t.as_ptr() as usize % HUGE_PAGE, 0);
             }
-        }
-    }
-
-    #[test]
-    fn text_buffers_have_room_for_one_id_per_byte() {
-        for bytes in [0, 1, 1000, 5 << 20] {
-            let v = ids_buffer_for_text(bytes);
-            assert!(v.is_empty() && v.capacity() > bytes);
-        }
-    }
-
-    #[test]
-    fn ids_buffers_are_empty_vecs_with_room() {
-        for n in [0, 1, 1000, HUGE_PAGE, 3 * HUGE_PAGE / 4 + 5] {
-            let mut v = ids_buffer(n);
-            assert!(v.is_empty() && v.capacity() >= n);
-            v.extend(0..n as u32);
-            assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
         }
     }
 }

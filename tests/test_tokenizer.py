@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracle import tiktoken_encoding
 
 import tokenmill
 from tokenmill import Tokenizer
+from tokenmill.mainjob import bundled_corpus
 
 NAMES = ["gpt2", "cl100k_base", "o200k_base"]
 TEXT = st.text(max_size=300) | st.sampled_from(
@@ -57,6 +59,33 @@ def test_batches_agree_with_single_calls(enc, texts, threads):
     assert len(offsets) == len(texts) + 1 and offsets[0] == 0
     assert [flat[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == want
     assert enc.decode_batch(want) == [enc.decode(w) for w in want]
+
+
+def test_large_numpy_outputs_reuse_buffers_without_sharing_them():
+    """Buffers of 2 MB or more go back into use once numpy frees their array (`buffers.rs`):
+    an array still alive keeps its own ids whatever is encoded after it, writing into it
+    touches no other array, and a reused buffer holds only the new text's ids."""
+    holmes = bundled_corpus("holmes")
+    texts = [holmes[:600_000], holmes[-1_500_000:], holmes[1000:700_000], "short text"]
+    enc = tokenmill.load("gpt2")
+    want = [tiktoken_encoding("gpt2").encode_ordinary(t) for t in texts]
+    for threads in (1, 2):
+        alive = []
+        for keep in (True, False, False):
+            for text, ids in zip(texts, want, strict=True):
+                arr = enc.encode_to_numpy(text, num_threads=threads)
+                assert arr.tolist() == ids
+                if keep:
+                    alive.append(arr)
+                del arr
+            flat, offsets = enc.encode_batch_to_numpy(texts, num_threads=threads)
+            assert flat.tolist() == [i for ids in want for i in ids]
+            assert offsets[-1] == len(flat)
+            del flat
+        alive[0][:] = 0
+        assert not alive[0].any()
+        for arr, ids in zip(alive[1:], want[1:], strict=True):
+            assert arr.tolist() == ids
 
 
 @settings(max_examples=150, deadline=None)

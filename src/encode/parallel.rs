@@ -75,70 +75,112 @@ impl Encoder {
             |id| parts.borrow_mut().push(Part::Special(id)),
         )?;
         let parts = parts.into_inner();
-        let encode = |part: &Part| match part {
-            Part::Text(t) => {
-                let mut ids = crate::pages::ids_buffer_for_text(t.len());
-                self.encode_ordinary(t, &mut ids).map(|()| ids)
-            }
-            Part::Special(id) => Ok(vec![*id]),
-        };
         // Part k goes to worker k mod threads, every time. Each worker keeps its own chunk
         // cache, so a text encoded again finds each part's chunks where they were left. Handed
         // out by work stealing instead, the same 24-language text (gpt2, 2 threads) ran at 64,
         // 129, 97, then 204-233 MB/s over its first calls, as parts met workers that had not
-        // seen them.
-        let mut done: Vec<(usize, Result<Vec<u32>, Error>)> = rayon::broadcast(|ctx| {
-            parts
-                .iter()
-                .enumerate()
-                .skip(ctx.index())
-                .step_by(ctx.num_threads())
-                .map(|(k, part)| (k, encode(part)))
-                .collect::<Vec<_>>()
-        })
-        .into_iter()
-        .flatten()
-        .collect();
-        done.sort_unstable_by_key(|&(k, _)| k);
-        // The first error in text order, as one thread would have met it.
-        let ids = done
-            .into_iter()
-            .map(|(_, ids)| ids)
-            .collect::<Result<Vec<_>, Error>>()?;
-        concat_into(&ids, out);
-        Ok(())
+        // seen them. A worker writes all its parts into one buffer, given back for the next call
+        // once they are copied out.
+        let done: Vec<WorkerIds> = rayon::broadcast(|ctx| {
+            let mine = || {
+                parts
+                    .iter()
+                    .enumerate()
+                    .skip(ctx.index())
+                    .step_by(ctx.num_threads())
+            };
+            let room = mine()
+                .map(|(_, part)| match part {
+                    Part::Text(t) => t.len(),
+                    Part::Special(_) => 1,
+                })
+                .sum::<usize>();
+            let mut ids = crate::buffers::for_text(room);
+            let spans = mine()
+                .map(|(k, part)| {
+                    let start = ids.len();
+                    match part {
+                        Part::Text(t) => self.encode_ordinary(t, &mut ids),
+                        Part::Special(id) => {
+                            ids.push(*id);
+                            Ok(())
+                        }
+                    }
+                    .map(|()| (k, start..ids.len()))
+                    .map_err(|e| (k, e))
+                })
+                .collect();
+            (ids, spans)
+        });
+        let mut pieces: Vec<&[u32]> = vec![&[]; parts.len()];
+        // The first error in text order, as one thread would have met it: each worker stops at
+        // its first, and has encoded all its parts before it.
+        let mut failed: Option<&(usize, Error)> = None;
+        for (ids, spans) in &done {
+            match spans {
+                Ok(spans) => {
+                    for (k, span) in spans {
+                        pieces[*k] = &ids[span.clone()];
+                    }
+                }
+                Err(e) => {
+                    if failed.is_none_or(|f| e.0 < f.0) {
+                        failed = Some(e);
+                    }
+                }
+            }
+        }
+        let result = match failed {
+            Some((_, e)) => Err(e.clone()),
+            None => {
+                concat_into(&pieces, out);
+                Ok(())
+            }
+        };
+        drop(pieces);
+        for (ids, _) in done {
+            crate::buffers::recycle(ids);
+        }
+        result
     }
 }
 
+/// Where a part's ids are: the part's index and its range in its worker's buffer.
+type Span = (usize, std::ops::Range<usize>);
+
+/// A worker's buffer, and where its parts are in it, or its first failed part and the error.
+type WorkerIds = (Vec<u32>, Result<Vec<Span>, (usize, Error)>);
+
 /// Append `parts`, one after another, to `out`, copying them on the threads of the current
 /// rayon pool rather than on one thread after the parallel work. When `out` lacks room it is
-/// moved to a `pages::ids_buffer`.
-pub fn concat_into(parts: &[Vec<u32>], out: &mut Vec<u32>) {
-    let total: usize = parts.iter().map(Vec::len).sum();
+/// moved to a `buffers::with_room`.
+pub fn concat_into<P: AsRef<[u32]> + Sync>(parts: &[P], out: &mut Vec<u32>) {
+    let total: usize = parts.iter().map(|p| p.as_ref().len()).sum();
     let base = out.len();
     if out.capacity() - base < total {
-        let mut bigger = crate::pages::ids_buffer(base + total);
+        let mut bigger = crate::buffers::with_room(base + total);
         bigger.extend_from_slice(out);
-        *out = bigger;
+        crate::buffers::recycle(std::mem::replace(out, bigger));
     }
+    // Long parts are copied in blocks, so that the threads share the copy and the page faults
+    // of a fresh `out` (zeroing 31 MB of new huge pages took 15 ms on one thread here).
+    const BLOCK: usize = 1 << 16;
     let mut room = &mut out.spare_capacity_mut()[..total];
-    let mut places = Vec::with_capacity(parts.len());
+    let mut copies = Vec::with_capacity(parts.len() + total / BLOCK);
     for part in parts {
-        let (place, rest) = room.split_at_mut(part.len());
-        places.push(place);
-        room = rest;
+        for from in part.as_ref().chunks(BLOCK) {
+            let (place, rest) = room.split_at_mut(from.len());
+            copies.push((place, from));
+            room = rest;
+        }
     }
-    places
-        .into_par_iter()
-        .zip(parts)
-        .with_min_len(16)
-        .for_each(|(place, part)| {
-            for (to, &id) in place.iter_mut().zip(part) {
-                to.write(id);
-            }
-        });
+    copies.into_par_iter().for_each(|(place, from)| {
+        for (to, &id) in place.iter_mut().zip(from) {
+            to.write(id);
+        }
+    });
     // SAFETY: the places tile `out`'s first `total` spare values, and each was written in full
-    // from its part, which has its length.
+    // from its block, which has its length.
     unsafe { out.set_len(base + total) };
 }
 
@@ -174,7 +216,7 @@ mod tests {
             assert_eq!(out[before.len()..], want[..]);
         }
         let mut out = vec![1];
-        concat_into(&[], &mut out);
+        concat_into::<Vec<u32>>(&[], &mut out);
         concat_into(&[vec![], vec![2], vec![]], &mut out);
         assert_eq!(out, [1, 2]);
     }

@@ -137,7 +137,7 @@ impl CoreTokenizer {
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
     ) -> Result<Vec<u32>, Error> {
-        let mut out = crate::pages::ids_buffer_for_text(text.len());
+        let mut out = crate::buffers::for_text(text.len());
         self.enc.encode(
             text,
             allowed.as_allowed(),
@@ -206,6 +206,29 @@ impl CoreTokenizer {
         })
         .map_err(|e| self.err(py, e))
     }
+}
+
+/// The owner of the ids behind a numpy array (the array's `base`). When numpy lets go of the
+/// array, the buffer goes to `buffers::recycle`, so that the next large encode finds its pages
+/// already in memory instead of having the kernel zero new ones.
+#[pyclass(frozen, module = "tokenmill._core")]
+struct IdBuffer {
+    ids: Vec<u32>,
+}
+
+impl Drop for IdBuffer {
+    fn drop(&mut self) {
+        crate::buffers::recycle(std::mem::take(&mut self.ids));
+    }
+}
+
+/// `ids` as a uint32 numpy array that owns them through an [`IdBuffer`].
+fn ids_to_numpy(py: Python<'_>, ids: Vec<u32>) -> PyResult<Bound<'_, PyArray1<u32>>> {
+    let owner = Bound::new(py, IdBuffer { ids })?;
+    let view = numpy::ndarray::ArrayView1::from(&owner.get().ids[..]);
+    // SAFETY: the array holds `owner` as its base, so the ids outlive it; `owner` is frozen and
+    // nothing else reaches its `Vec`, which is therefore never reallocated while it lives.
+    Ok(unsafe { PyArray1::borrow_from_array(&view, owner.clone().into_any()) })
 }
 
 /// Token ids from a list of ints or a uint32 numpy array; anything outside u32 is unknown.
@@ -308,7 +331,9 @@ impl CoreTokenizer {
         // No special token allowed or disallowed: `encode` is `encode_ordinary`.
         let none = SpecialSet::Ids(Vec::new());
         let out = self.encode_text(py, text, &none, &none, num_threads, piece_bytes)?;
-        self.to_list(py, &out)
+        let list = self.to_list(py, &out);
+        crate::buffers::recycle(out);
+        list
     }
 
     #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]
@@ -326,7 +351,9 @@ impl CoreTokenizer {
             SpecialSet::extract(disallowed)?,
         );
         let out = self.encode_text(py, text, &a, &d, num_threads, piece_bytes)?;
-        self.to_list(py, &out)
+        let list = self.to_list(py, &out);
+        crate::buffers::recycle(out);
+        list
     }
 
     #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]
@@ -344,7 +371,7 @@ impl CoreTokenizer {
             SpecialSet::extract(disallowed)?,
         );
         let out = self.encode_text(py, text, &a, &d, num_threads, piece_bytes)?;
-        Ok(PyArray1::from_vec(py, out))
+        ids_to_numpy(py, out)
     }
 
     #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]
@@ -363,9 +390,10 @@ impl CoreTokenizer {
         );
         if num_threads > 1 {
             // The pieces' ids are built and dropped: a 4-byte id per ~4 bytes of text.
-            return Ok(self
-                .encode_text(py, text, &a, &d, num_threads, piece_bytes)?
-                .len());
+            let ids = self.encode_text(py, text, &a, &d, num_threads, piece_bytes)?;
+            let n = ids.len();
+            crate::buffers::recycle(ids);
+            return Ok(n);
         }
         py.detach(|| self.enc.count(text, a.as_allowed(), d.as_allowed()))
             .map_err(|e| self.err(py, e))
@@ -475,10 +503,7 @@ impl CoreTokenizer {
                 })
             })
             .map_err(|e| self.err(py, e))?;
-        Ok((
-            PyArray1::from_vec(py, flat),
-            PyArray1::from_vec(py, offsets),
-        ))
+        Ok((ids_to_numpy(py, flat)?, PyArray1::from_vec(py, offsets)))
     }
 
     fn count_batch(

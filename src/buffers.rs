@@ -1,0 +1,181 @@
+//! Buffers for the ids of a text: sized so that they never grow, on huge pages, and used again.
+//!
+//! In this project's virtual machine every page of memory new to the process is expensive: a
+//! 4 KiB page fault costs about 2.4 us (filling 2 MB one page at a time: 1.1-1.3 ms), and even
+//! on 2 MiB pages the kernel's zeroing ran at about 2 GB/s (31 MB of ids for gpt2 on the 24
+//! languages: 15 ms, against about 40 ms to encode them on 2 threads). So:
+//! - a buffer of 2 MiB or more is a mapping of its own, advised `MADV_HUGEPAGE` ([`with_room`]);
+//! - buffers that are done with come back through [`recycle`] (the Python bindings hand numpy
+//!   an owner that does this when the array is freed), and the next large request takes one,
+//!   its pages already in place. At most 4 buffers, with 256 MB of room in all, are kept.
+
+use crate::pages::HUGE_PAGE;
+use std::sync::{Mutex, MutexGuard};
+
+/// Room for the ids of a text of `bytes` bytes, all of them: every id stands for at least one
+/// byte, so a text never has more ids than bytes, and the buffer never grows (room never
+/// written costs no memory). A buffer sized for English (a quarter of the bytes) grew twice
+/// for gpt2 on the multilingual files (0.68 ids per byte), and each larger one was faulted in
+/// again on 4 KiB pages: 140 -> 170 MB/s from Python once sized for all. Texts over 256 MB get
+/// room for half their bytes instead, and grow if they need more: an allocation of many times
+/// the machine's memory may be refused.
+pub fn for_text(bytes: usize) -> Vec<u32> {
+    const ALL_IDS_UP_TO: usize = 256 << 20;
+    with_room(if bytes <= ALL_IDS_UP_TO {
+        bytes + 1
+    } else {
+        bytes / 2
+    })
+}
+
+/// An empty buffer with room for `n` ids. From 2 MiB of room on, it is a recycled buffer with
+/// that room if one is kept, else a fresh mapping on huge pages.
+pub fn with_room(n: usize) -> Vec<u32> {
+    let bytes = n.saturating_mul(4);
+    if bytes < HUGE_PAGE {
+        return Vec::with_capacity(n);
+    }
+    if let Some(ids) = KEPT.take(n) {
+        return ids;
+    }
+    // glibc serves a request of `ALWAYS_MAPPED` or more with a mapping of its own. Below it,
+    // it may carve the buffer out of heap it gave back to the OS earlier and fill it one 4 KiB
+    // page fault at a time (40-50 ms of kernel time per call for one text on 2 threads here),
+    // so smaller buffers ask for that much room: unwritten room costs nothing.
+    advised(n.max(ALWAYS_MAPPED / 4))
+}
+
+/// glibc's dynamic mmap threshold starts at 128 KiB and rises to the size of each mapped
+/// buffer freed, but never above 32 MiB on 64-bit targets (`DEFAULT_MMAP_THRESHOLD_MAX`).
+const ALWAYS_MAPPED: usize = 32 << 20;
+
+/// Give `ids` back for a later [`with_room`] to use, if it is large enough to be worth it.
+pub fn recycle(ids: Vec<u32>) {
+    KEPT.give_back(ids)
+}
+
+/// An empty `Vec` with room for `n` ids, the whole 2 MiB pages inside it advised
+/// `MADV_HUGEPAGE` (the first and last partial pages stay on 4 KiB pages).
+fn advised(n: usize) -> Vec<u32> {
+    let v = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        let start = v.as_ptr() as usize;
+        let end = start.saturating_add(v.capacity().saturating_mul(4));
+        let first = start.next_multiple_of(HUGE_PAGE);
+        let last = end / HUGE_PAGE * HUGE_PAGE;
+        if last > first {
+            // SAFETY: advice on whole pages inside the allocation `v` owns; it changes how they
+            // are backed, never their contents (nothing is written yet). Failure (huge pages
+            // off, an old kernel) only means ordinary pages, so the result is ignored.
+            unsafe {
+                libc::madvise(
+                    first as *mut libc::c_void,
+                    last - first,
+                    libc::MADV_HUGEPAGE,
+                )
+            };
+        }
+    }
+    v
+}
+
+static KEPT: Kept = Kept(Mutex::new(Vec::new()));
+
+/// The buffers kept for use again, oldest first.
+struct Kept(Mutex<Vec<Vec<u32>>>);
+
+impl Kept {
+    /// How many buffers are kept.
+    const MOST: usize = 4;
+    /// The most room, in bytes, the kept buffers have in all: the part of a buffer that ids
+    /// were written to stays in memory while it is kept.
+    const BUDGET: usize = 256 << 20;
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Vec<u32>>> {
+        // Each step under the lock is a push or a remove: a poisoned lock holds a whole list.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The kept buffer with the least room of at least `n` ids.
+    fn take(&self, n: usize) -> Option<Vec<u32>> {
+        let mut kept = self.lock();
+        let best = (0..kept.len())
+            .filter(|&i| kept[i].capacity() >= n)
+            .min_by_key(|&i| kept[i].capacity())?;
+        Some(kept.remove(best))
+    }
+
+    /// Keep `ids` (emptied), dropping the oldest kept buffers to stay within the limits.
+    fn give_back(&self, mut ids: Vec<u32>) {
+        let room = ids.capacity().saturating_mul(4);
+        if !(HUGE_PAGE..=Self::BUDGET).contains(&room) {
+            return;
+        }
+        ids.clear();
+        let mut kept = self.lock();
+        kept.push(ids);
+        let room = |kept: &[Vec<u32>]| kept.iter().map(|v| v.capacity() * 4).sum::<usize>();
+        while kept.len() > Self::MOST || room(&kept) > Self::BUDGET {
+            kept.remove(0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_buffers_have_room_for_one_id_per_byte() {
+        for bytes in [0, 1, 1000, 5 << 20] {
+            let v = for_text(bytes);
+            assert!(v.is_empty() && v.capacity() > bytes);
+        }
+    }
+
+    #[test]
+    fn buffers_are_empty_with_room_and_writable() {
+        for n in [
+            0,
+            1,
+            1000,
+            HUGE_PAGE,
+            3 * HUGE_PAGE / 4 + 5,
+            ALWAYS_MAPPED / 2,
+        ] {
+            let mut v = with_room(n);
+            assert!(v.is_empty() && v.capacity() >= n);
+            v.extend(0..n as u32);
+            assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
+            recycle(v);
+        }
+    }
+
+    #[test]
+    fn kept_buffers_come_back_smallest_first_within_limits() {
+        // A list of its own: the process-wide one is shared with other tests' threads.
+        let kept = Kept(Mutex::new(Vec::new()));
+        let mb = |m: usize| (m << 20) / 4;
+        kept.give_back(Vec::with_capacity(100)); // too small to keep
+        for m in [8, 4, 16] {
+            let mut v = Vec::with_capacity(mb(m));
+            v.push(7);
+            kept.give_back(v);
+        }
+        assert_eq!(kept.lock().len(), 3);
+        let v = kept.take(mb(5)).expect("the 8 MB buffer fits");
+        assert!(v.is_empty() && v.capacity() == mb(8));
+        assert!(kept.take(mb(17)).is_none());
+        // Over MOST, or over BUDGET: the oldest go first.
+        for _ in 0..Kept::MOST {
+            kept.give_back(Vec::with_capacity(mb(2)));
+        }
+        assert_eq!(kept.lock().len(), Kept::MOST);
+        assert!(kept.lock().iter().all(|v| v.capacity() == mb(2)));
+        kept.give_back(Vec::with_capacity(Kept::BUDGET / 4 - mb(3)));
+        assert_eq!(kept.lock().len(), 2);
+        kept.give_back(Vec::with_capacity(Kept::BUDGET / 4 + 1)); // more than all it may keep
+        assert_eq!(kept.lock().len(), 2);
+    }
+}

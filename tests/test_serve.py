@@ -753,6 +753,11 @@ def test_cli_serves_a_trained_tokenizer_file(tmp_path, trained):
         text=True,
         # faulthandler: SIGABRT makes Python print every thread's stack (see below).
         env={**os.environ, "BROWSER": browser, "PYTHONFAULTHANDLER": "1"},
+        # A shell without job control starts background commands with SIGINT ignored, and
+        # the ignore passes to children: a suite run that way made the server deaf to the
+        # SIGINT below (Python installs no KeyboardInterrupt handler then). Ctrl-C at a
+        # terminal is what this stands for, so the child gets SIGINT's default back.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         line = proc.stdout.readline()

@@ -5,12 +5,57 @@
 //! on 2 MiB pages the kernel's zeroing ran at about 2 GB/s (31 MB of ids for gpt2 on the 24
 //! languages: 15 ms, against about 40 ms to encode them on 2 threads). So:
 //! - a buffer of 2 MiB or more is a mapping of its own, advised `MADV_HUGEPAGE` ([`with_room`]);
-//! - buffers that are done with come back through [`recycle`] (the Python bindings hand numpy
-//!   an owner that does this when the array is freed), and the next large request takes one,
-//!   its pages already in place. At most 4 buffers, with 256 MB of room in all, are kept.
+//! - buffers are handed out as [`Ids`], which give them back when dropped (the Python bindings
+//!   make one the owner of a numpy array's data, so this happens when the array is freed), and
+//!   the next large request takes one, its pages already in place. At most 4 buffers, with
+//!   256 MB of room in all, are kept.
 
 use crate::pages::HUGE_PAGE;
+use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard};
+
+/// A buffer of ids that is given back for use again when dropped (if large enough to keep).
+/// It derefs to its `Vec`, so the encoders write into it as into any other.
+#[derive(Default)]
+pub struct Ids(Vec<u32>);
+
+impl Ids {
+    /// The `Vec`, no longer given back when done with.
+    pub fn into_vec(mut self) -> Vec<u32> {
+        std::mem::take(&mut self.0)
+    }
+}
+
+impl From<Vec<u32>> for Ids {
+    fn from(ids: Vec<u32>) -> Ids {
+        Ids(ids)
+    }
+}
+
+impl Deref for Ids {
+    type Target = Vec<u32>;
+    fn deref(&self) -> &Vec<u32> {
+        &self.0
+    }
+}
+
+impl DerefMut for Ids {
+    fn deref_mut(&mut self) -> &mut Vec<u32> {
+        &mut self.0
+    }
+}
+
+impl AsRef<[u32]> for Ids {
+    fn as_ref(&self) -> &[u32] {
+        &self.0
+    }
+}
+
+impl Drop for Ids {
+    fn drop(&mut self) {
+        KEPT.give_back(std::mem::take(&mut self.0))
+    }
+}
 
 /// Room for the ids of a text of `bytes` bytes, all of them: every id stands for at least one
 /// byte, so a text never has more ids than bytes, and the buffer never grows (room never
@@ -19,7 +64,7 @@ use std::sync::{Mutex, MutexGuard};
 /// again on 4 KiB pages: 140 -> 170 MB/s from Python once sized for all. Texts over 256 MB get
 /// room for half their bytes instead, and grow if they need more: an allocation of many times
 /// the machine's memory may be refused.
-pub fn for_text(bytes: usize) -> Vec<u32> {
+pub fn for_text(bytes: usize) -> Ids {
     const ALL_IDS_UP_TO: usize = 256 << 20;
     with_room(if bytes <= ALL_IDS_UP_TO {
         bytes + 1
@@ -28,31 +73,26 @@ pub fn for_text(bytes: usize) -> Vec<u32> {
     })
 }
 
-/// An empty buffer with room for `n` ids. From 2 MiB of room on, it is a recycled buffer with
-/// that room if one is kept, else a fresh mapping on huge pages.
-pub fn with_room(n: usize) -> Vec<u32> {
+/// An empty buffer with room for `n` ids. From 2 MiB of room on, it is a kept buffer with
+/// that room if there is one, else a fresh mapping on huge pages.
+pub fn with_room(n: usize) -> Ids {
     let bytes = n.saturating_mul(4);
     if bytes < HUGE_PAGE {
-        return Vec::with_capacity(n);
+        return Ids(Vec::with_capacity(n));
     }
     if let Some(ids) = KEPT.take(n) {
-        return ids;
+        return Ids(ids);
     }
     // glibc serves a request of `ALWAYS_MAPPED` or more with a mapping of its own. Below it,
     // it may carve the buffer out of heap it gave back to the OS earlier and fill it one 4 KiB
     // page fault at a time (40-50 ms of kernel time per call for one text on 2 threads here),
     // so smaller buffers ask for that much room: unwritten room costs nothing.
-    advised(n.max(ALWAYS_MAPPED / 4))
+    Ids(advised(n.max(ALWAYS_MAPPED / 4)))
 }
 
 /// glibc's dynamic mmap threshold starts at 128 KiB and rises to the size of each mapped
 /// buffer freed, but never above 32 MiB on 64-bit targets (`DEFAULT_MMAP_THRESHOLD_MAX`).
 const ALWAYS_MAPPED: usize = 32 << 20;
-
-/// Give `ids` back for a later [`with_room`] to use, if it is large enough to be worth it.
-pub fn recycle(ids: Vec<u32>) {
-    KEPT.give_back(ids)
-}
 
 /// An empty `Vec` with room for `n` ids, the whole 2 MiB pages inside it advised
 /// `MADV_HUGEPAGE` (the first and last partial pages stay on 4 KiB pages).
@@ -106,7 +146,8 @@ impl Kept {
         Some(kept.remove(best))
     }
 
-    /// Keep `ids` (emptied), dropping the oldest kept buffers to stay within the limits.
+    /// Keep `ids` (emptied) for a later [`with_room`], if it is large enough to be worth it,
+    /// dropping the oldest kept buffers to stay within the limits.
     fn give_back(&self, mut ids: Vec<u32>) {
         let room = ids.capacity().saturating_mul(4);
         if !(HUGE_PAGE..=Self::BUDGET).contains(&room) {
@@ -126,16 +167,14 @@ impl Kept {
 mod tests {
     use super::*;
 
+    // The tests that use the process-wide list of kept buffers are one test, so that they
+    // never take or drop each other's buffers.
     #[test]
-    fn text_buffers_have_room_for_one_id_per_byte() {
+    fn buffers_have_room_come_back_when_dropped_and_not_after_into_vec() {
         for bytes in [0, 1, 1000, 5 << 20] {
             let v = for_text(bytes);
             assert!(v.is_empty() && v.capacity() > bytes);
         }
-    }
-
-    #[test]
-    fn buffers_are_empty_with_room_and_writable() {
         for n in [
             0,
             1,
@@ -148,8 +187,18 @@ mod tests {
             assert!(v.is_empty() && v.capacity() >= n);
             v.extend(0..n as u32);
             assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
-            recycle(v);
         }
+        // A room no buffer above has (they have at least `ALWAYS_MAPPED / 4`), and kept
+        // (at least 2 MiB): the request finds the very buffer dropped, emptied.
+        let n = HUGE_PAGE / 4 + 1000;
+        let mut ids = Ids::from(Vec::with_capacity(n));
+        ids.push(5);
+        let at = ids.as_ptr();
+        drop(ids);
+        let again = with_room(n);
+        assert_eq!((again.as_ptr(), again.capacity(), again.len()), (at, n, 0));
+        let v = again.into_vec();
+        assert_ne!(with_room(n).as_ptr(), v.as_ptr());
     }
 
     #[test]

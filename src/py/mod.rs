@@ -1,6 +1,7 @@
 //! PyO3 bindings: the only place that knows Python. Each method converts its arguments,
 //! releases the GIL for the work, calls the core and maps [`Error`] to a Python exception.
 
+use crate::buffers::Ids;
 use crate::encode::{Allowed, Encoder};
 use crate::error::Error;
 use crate::pretokenize::Splitter;
@@ -136,7 +137,7 @@ impl CoreTokenizer {
         text: &str,
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
-    ) -> Result<Vec<u32>, Error> {
+    ) -> Result<Ids, Error> {
         let mut out = crate::buffers::for_text(text.len());
         self.enc.encode(
             text,
@@ -154,7 +155,7 @@ impl CoreTokenizer {
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
         num_threads: usize,
-    ) -> PyResult<Vec<Vec<u32>>> {
+    ) -> PyResult<Vec<Ids>> {
         let pool = pool(num_threads)?;
         py.detach(|| pool.install(|| self.encode_each(texts, allowed, disallowed)))
             .map_err(|e| self.err(py, e))
@@ -166,7 +167,7 @@ impl CoreTokenizer {
         texts: &[PyBackedStr],
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
-    ) -> Result<Vec<Vec<u32>>, Error> {
+    ) -> Result<Vec<Ids>, Error> {
         texts
             .par_iter()
             .with_min_len(4)
@@ -183,7 +184,7 @@ impl CoreTokenizer {
         disallowed: &SpecialSet,
         num_threads: usize,
         piece_bytes: usize,
-    ) -> PyResult<Vec<u32>> {
+    ) -> PyResult<Ids> {
         let pool = if num_threads > 1 {
             Some(pool(num_threads)?)
         } else {
@@ -192,7 +193,7 @@ impl CoreTokenizer {
         py.detach(|| match &pool {
             None => self.encode_one(text, allowed, disallowed),
             Some(pool) => pool.install(|| {
-                let mut out = Vec::new();
+                let mut out = Ids::default();
                 self.enc
                     .encode_parallel(
                         text,
@@ -209,21 +210,15 @@ impl CoreTokenizer {
 }
 
 /// The owner of the ids behind a numpy array (the array's `base`). When numpy lets go of the
-/// array, the buffer goes to `buffers::recycle`, so that the next large encode finds its pages
-/// already in memory instead of having the kernel zero new ones.
+/// array, the buffer is kept for use again (`buffers::Ids`), so that the next large encode
+/// finds its pages already in memory instead of having the kernel zero new ones.
 #[pyclass(frozen, module = "tokenmill._core")]
 struct IdBuffer {
-    ids: Vec<u32>,
-}
-
-impl Drop for IdBuffer {
-    fn drop(&mut self) {
-        crate::buffers::recycle(std::mem::take(&mut self.ids));
-    }
+    ids: Ids,
 }
 
 /// `ids` as a uint32 numpy array that owns them through an [`IdBuffer`].
-fn ids_to_numpy(py: Python<'_>, ids: Vec<u32>) -> PyResult<Bound<'_, PyArray1<u32>>> {
+fn ids_to_numpy(py: Python<'_>, ids: Ids) -> PyResult<Bound<'_, PyArray1<u32>>> {
     let owner = Bound::new(py, IdBuffer { ids })?;
     let view = numpy::ndarray::ArrayView1::from(&owner.get().ids[..]);
     // SAFETY: the array holds `owner` as its base, so the ids outlive it; `owner` is frozen and
@@ -331,9 +326,7 @@ impl CoreTokenizer {
         // No special token allowed or disallowed: `encode` is `encode_ordinary`.
         let none = SpecialSet::Ids(Vec::new());
         let out = self.encode_text(py, text, &none, &none, num_threads, piece_bytes)?;
-        let list = self.to_list(py, &out);
-        crate::buffers::recycle(out);
-        list
+        self.to_list(py, &out)
     }
 
     #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]
@@ -351,9 +344,7 @@ impl CoreTokenizer {
             SpecialSet::extract(disallowed)?,
         );
         let out = self.encode_text(py, text, &a, &d, num_threads, piece_bytes)?;
-        let list = self.to_list(py, &out);
-        crate::buffers::recycle(out);
-        list
+        self.to_list(py, &out)
     }
 
     #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]
@@ -390,10 +381,9 @@ impl CoreTokenizer {
         );
         if num_threads > 1 {
             // The pieces' ids are built and dropped: a 4-byte id per ~4 bytes of text.
-            let ids = self.encode_text(py, text, &a, &d, num_threads, piece_bytes)?;
-            let n = ids.len();
-            crate::buffers::recycle(ids);
-            return Ok(n);
+            return Ok(self
+                .encode_text(py, text, &a, &d, num_threads, piece_bytes)?
+                .len());
         }
         py.detach(|| self.enc.count(text, a.as_allowed(), d.as_allowed()))
             .map_err(|e| self.err(py, e))
@@ -423,7 +413,7 @@ impl CoreTokenizer {
         // list as soon as its ids are ready, while the pool encodes the rest, instead of
         // after all of them (building the lists of holmes took a third of the batch time).
         let pool = pool(num_threads)?;
-        let done: Vec<OnceLock<Result<Vec<u32>, Error>>> =
+        let done: Vec<OnceLock<Result<Ids, Error>>> =
             (0..texts.len()).map(|_| OnceLock::new()).collect();
         let signal = (Mutex::new(()), Condvar::new());
         let wake = || {
@@ -497,7 +487,7 @@ impl CoreTokenizer {
                     for ids in &all {
                         offsets.push(offsets[offsets.len() - 1] + ids.len() as i64);
                     }
-                    let mut flat = Vec::new();
+                    let mut flat = Ids::default();
                     crate::encode::concat_into(&all, &mut flat);
                     Ok((flat, offsets))
                 })

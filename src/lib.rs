@@ -12,6 +12,7 @@ pub mod pretokenize;
 pub mod threads;
 pub mod train;
 pub mod vocab;
+mod work_sharing;
 
 #[cfg(feature = "python")]
 mod py;

@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 mod cache;
 mod lanes;
-mod long;
+pub(crate) mod long;
 mod parallel;
 mod trie;
 

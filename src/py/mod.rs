@@ -12,7 +12,6 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList, PyString, PyType};
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
@@ -168,11 +167,9 @@ impl CoreTokenizer {
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
     ) -> Result<Vec<Ids>, Error> {
-        texts
-            .par_iter()
-            .with_min_len(4)
-            .map(|t| self.encode_one(t, allowed, disallowed))
-            .collect()
+        crate::work_sharing::map_indices(texts.len(), |i| {
+            self.encode_one(&texts[i], allowed, disallowed)
+        })
     }
 
     /// One text, on `num_threads` threads when more than one (see `encode_parallel`).
@@ -433,9 +430,10 @@ impl CoreTokenizer {
             scope.spawn(|| {
                 let _finish = Finish(&finished, wake);
                 pool.install(|| {
-                    (0..texts.len()).into_par_iter().for_each(|i| {
+                    crate::work_sharing::each_index(texts.len(), |i| {
                         let _ = done[i].set(self.encode_one(&texts[i], &a, &d));
                         wake();
+                        Ok::<(), ()>(())
                     })
                 })
             });
@@ -511,11 +509,9 @@ impl CoreTokenizer {
         let pool = pool(num_threads)?;
         py.detach(|| {
             pool.install(|| {
-                texts
-                    .par_iter()
-                    .with_min_len(4)
-                    .map(|t| self.enc.count(t, a.as_allowed(), d.as_allowed()))
-                    .collect::<Result<Vec<_>, Error>>()
+                crate::work_sharing::map_indices(texts.len(), |i| {
+                    self.enc.count(&texts[i], a.as_allowed(), d.as_allowed())
+                })
             })
         })
         .map_err(|e| self.err(py, e))

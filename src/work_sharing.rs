@@ -1,5 +1,6 @@
-//! A batch of texts shared out on the current rayon pool: each thread takes the next text no
-//! thread has taken, until none is left.
+//! Work shared out on the current rayon pool without waiting for workers that are asleep; a
+//! batch of texts one text at a time: each thread takes the next text no thread has taken,
+//! until none is left.
 //!
 //! Why not rayon's `par_iter` (measured on holmes in 242 documents, gpt2, 2 threads, each
 //! document's start and end recorded): in this project's virtual machine a sleeping worker
@@ -19,50 +20,59 @@ use std::time::{Duration, Instant};
 /// goes back to rayon, which puts it to sleep (and waking it costs milliseconds here).
 const SPIN: Duration = Duration::from_millis(2);
 
-/// Call `work(i)` for each `i` in `0..n` on the threads of the current rayon pool, each thread
-/// taking the next `i` not yet taken; after the first error no more are taken. Returns the
-/// error of the lowest `i` that failed: the `i` are taken in order, so every `i` below it was
-/// taken before it, and was worked on.
-///
-/// The calling thread starts at once; the others join in as they wake. A worker that has not
-/// woken by the end is not waited for: its share is run by the caller, and finds nothing left.
-pub fn each_index<E: Send>(
-    n: usize,
-    work: impl Fn(usize) -> Result<(), E> + Sync,
-) -> Result<(), E> {
-    let next = AtomicUsize::new(0);
-    // Threads inside the loop below, and the lowest failed `i` with its error.
+/// Run `share(w)` for each `w` in `0..threads`, on the threads of the current rayon pool.
+/// The calling thread runs its own share at once (`w` is its index in the pool, modulo
+/// `threads`, so each worker tends to get the same `w` from call to call); the others are
+/// spawned, for the other workers to take as they wake. One that no worker has taken by the
+/// time the caller is done, the caller runs itself: a worker still asleep is not waited for.
+/// Each thread, done with its share, spins up to [`SPIN`] while others are still in theirs
+/// before going back to rayon, which would put it to sleep.
+pub fn on_each_thread(threads: usize, share: impl Fn(usize) + Sync) {
     let working = AtomicUsize::new(0);
-    let failed: Mutex<Option<(usize, E)>> = Mutex::new(None);
-    let share = || {
+    let run = |w: usize| {
         working.fetch_add(1, Ordering::AcqRel);
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= n {
-                break;
-            }
-            if let Err(e) = work(i) {
-                let mut failed = failed.lock().unwrap_or_else(|p| p.into_inner());
-                if failed.as_ref().is_none_or(|(j, _)| i < *j) {
-                    *failed = Some((i, e));
-                }
-                // Nothing after `i` is taken any more.
-                next.store(n, Ordering::Relaxed);
-                break;
-            }
-        }
+        share(w);
         working.fetch_sub(1, Ordering::AcqRel);
         let start = Instant::now();
         while working.load(Ordering::Acquire) > 0 && start.elapsed() < SPIN {
             std::hint::spin_loop();
         }
     };
-    let threads = rayon::current_num_threads().min(n);
+    let threads = threads.max(1);
     rayon::scope(|s| {
-        for _ in 1..threads {
-            s.spawn(|_| share());
+        let me = rayon::current_thread_index().unwrap_or(0) % threads;
+        for w in (0..threads).filter(|&w| w != me) {
+            let run = &run;
+            s.spawn(move |_| run(w));
         }
-        share();
+        run(me);
+    });
+}
+
+/// Call `work(i)` for each `i` in `0..n` on the threads of the current rayon pool, each thread
+/// taking the next `i` not yet taken ([`on_each_thread`]); after the first error no more are
+/// taken. Returns the error of the lowest `i` that failed: the `i` are taken in order, so
+/// every `i` below it was taken before it, and was worked on.
+pub fn each_index<E: Send>(
+    n: usize,
+    work: impl Fn(usize) -> Result<(), E> + Sync,
+) -> Result<(), E> {
+    let next = AtomicUsize::new(0);
+    let failed: Mutex<Option<(usize, E)>> = Mutex::new(None);
+    on_each_thread(rayon::current_num_threads().min(n), |_| loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= n {
+            break;
+        }
+        if let Err(e) = work(i) {
+            let mut failed = failed.lock().unwrap_or_else(|p| p.into_inner());
+            if failed.as_ref().is_none_or(|(j, _)| i < *j) {
+                *failed = Some((i, e));
+            }
+            // Nothing after `i` is taken any more.
+            next.store(n, Ordering::Relaxed);
+            break;
+        }
     });
     match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some((_, e)) => Err(e),
@@ -127,6 +137,24 @@ mod tests {
                     }
                 }
                 assert!(times.iter().all(|&t| t <= 1));
+            }
+        }
+    }
+
+    #[test]
+    fn each_share_runs_once_whatever_the_pool() {
+        for pool_threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(pool_threads)
+                .build()
+                .unwrap();
+            for threads in 0..5 {
+                let runs = Mutex::new(Vec::new());
+                pool.install(|| on_each_thread(threads, |w| runs.lock().unwrap().push(w)));
+                let mut runs = runs.into_inner().unwrap();
+                runs.sort();
+                let want: Vec<usize> = (0..threads.max(1)).collect();
+                assert_eq!(runs, want, "{pool_threads} in the pool, {threads} shares");
             }
         }
     }

@@ -83,8 +83,10 @@ impl Encoder {
         };
         let claims = Claims::new(parts.len());
         let total: usize = (0..parts.len()).map(cost).sum();
-        let done: Vec<WorkerIds> = rayon::broadcast(|ctx| {
-            let (me, threads) = (ctx.index(), ctx.num_threads());
+        let threads = rayon::current_num_threads();
+        let done: Vec<std::sync::OnceLock<WorkerIds>> =
+            (0..threads).map(|_| std::sync::OnceLock::new()).collect();
+        crate::work_sharing::on_each_thread(threads, |me| {
             let own: usize = (me..parts.len()).step_by(threads).map(cost).sum();
             // Room for the parts taken from others too, so the buffer never grows: no part has
             // more ids than bytes.
@@ -100,8 +102,9 @@ impl Encoder {
                 spans.push((k, start..ids.len()));
                 Ok(())
             });
-            (ids, result.map(|()| spans))
+            let _ = done[me].set((ids, result.map(|()| spans)));
         });
+        let done: Vec<WorkerIds> = done.into_iter().flat_map(|d| d.into_inner()).collect();
         // The first error in text order, as one thread would have met it (see `Claims::run`).
         let failed = done
             .iter()

@@ -49,22 +49,25 @@ pub fn on_each_thread(threads: usize, share: impl Fn(usize) + Sync) {
     });
 }
 
-/// Call `work(i)` for each `i` in `0..n` on the threads of the current rayon pool, each thread
-/// taking the next `i` not yet taken ([`on_each_thread`]); after the first error no more are
-/// taken. Returns the error of the lowest `i` that failed: the `i` are taken in order, so
-/// every `i` below it was taken before it, and was worked on.
+/// Call `work(w, i)` for each `i` in `0..n` on the threads of the current rayon pool, each
+/// thread taking the next `i` not yet taken ([`on_each_thread`]); after the first error no
+/// more are taken. Returns the error of the lowest `i` that failed: the `i` are taken in
+/// order, so every `i` below it was taken before it, and was worked on.
+///
+/// `w` is the share the thread runs, below the pool's thread count: no two threads have the
+/// same `w` at once, so state kept per `w` is never waited for.
 pub fn each_index<E: Send>(
     n: usize,
-    work: impl Fn(usize) -> Result<(), E> + Sync,
+    work: impl Fn(usize, usize) -> Result<(), E> + Sync,
 ) -> Result<(), E> {
     let next = AtomicUsize::new(0);
     let failed: Mutex<Option<(usize, E)>> = Mutex::new(None);
-    on_each_thread(rayon::current_num_threads().min(n), |_| loop {
+    on_each_thread(rayon::current_num_threads().min(n), |w| loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
         if i >= n {
             break;
         }
-        if let Err(e) = work(i) {
+        if let Err(e) = work(w, i) {
             let mut failed = failed.lock().unwrap_or_else(|p| p.into_inner());
             if failed.as_ref().is_none_or(|(j, _)| i < *j) {
                 *failed = Some((i, e));
@@ -87,7 +90,7 @@ pub fn map_indices<T: Send + Sync, E: Send>(
     work: impl Fn(usize) -> Result<T, E> + Sync,
 ) -> Result<Vec<T>, E> {
     let done: Vec<OnceLock<T>> = (0..n).map(|_| OnceLock::new()).collect();
-    each_index(n, |i| {
+    each_index(n, |_, i| {
         let _ = done[i].set(work(i)?);
         Ok(())
     })?;
@@ -168,7 +171,7 @@ mod tests {
             .unwrap();
         let by = Mutex::new(Vec::new());
         pool.install(|| {
-            each_index(40, |i| {
+            each_index(40, |_, i| {
                 if i == 0 {
                     std::thread::sleep(Duration::from_millis(200));
                 } else {

@@ -119,6 +119,21 @@ def test_disallowed_special_names_token_and_argument():
         enc.encode_batch(["fine", "<|endoftext|>"], num_threads=2)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_batch_reports_the_first_failing_document(threads):
+    # Two documents fail, each with its own special token: every batch form names the first
+    # one's, however the documents were shared out among the threads.
+    enc = tokenmill.load("cl100k_base")
+    docs = ["plain text " * 200] * 40
+    docs[9] = docs[9] + "<|endoftext|>"
+    docs[30] = "<|fim_prefix|>" + docs[30]
+    for call in (enc.encode_batch, enc.count_batch, enc.encode_batch_to_numpy):
+        for _ in range(5):
+            with pytest.raises(tokenmill.DisallowedSpecialTokenError) as err:
+                call(docs, num_threads=threads)
+            assert err.value.token == "<|endoftext|>", call.__name__
+
+
 def test_unknown_names_and_bad_arguments():
     with pytest.raises(tokenmill.UnknownTokenizerError, match="cl100k_base"):
         tokenmill.load("cl100k")

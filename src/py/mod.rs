@@ -172,6 +172,53 @@ impl CoreTokenizer {
         })
     }
 
+    /// The ids of all texts one after another, and where each starts (`len + 1` offsets), on
+    /// the current rayon pool. Each share of the work writes the texts it takes into one
+    /// buffer with room for all of them, so it never grows, and is kept for use again
+    /// (`buffers`); the texts' ids are then copied out in order. (A buffer per text, as the
+    /// list paths have, was freed and faulted in again on every call: ~700 page faults a
+    /// call, ~1.7 ms of a 9 ms batch, for gpt2 on holmes in 242 texts.)
+    fn encode_flat(
+        &self,
+        texts: &[PyBackedStr],
+        allowed: &SpecialSet,
+        disallowed: &SpecialSet,
+    ) -> Result<(Ids, Vec<i64>), Error> {
+        let total = texts.iter().map(|t| t.len()).sum();
+        let buffers: Vec<Mutex<Option<Ids>>> = (0..rayon::current_num_threads())
+            .map(|_| Mutex::new(None))
+            .collect();
+        let spans: Vec<OnceLock<(usize, std::ops::Range<usize>)>> =
+            texts.iter().map(|_| OnceLock::new()).collect();
+        crate::work_sharing::each_index(texts.len(), |w, i| {
+            let mut buffer = buffers[w].lock().unwrap_or_else(|p| p.into_inner());
+            let ids = buffer.get_or_insert_with(|| crate::buffers::for_text(total));
+            let start = ids.len();
+            let (a, d) = (allowed.as_allowed(), disallowed.as_allowed());
+            self.enc.encode(&texts[i], a, d, ids)?;
+            let _ = spans[i].set((w, start..ids.len()));
+            Ok(())
+        })?;
+        let buffers: Vec<Option<Ids>> = buffers
+            .into_iter()
+            .map(|b| b.into_inner().unwrap_or_else(|p| p.into_inner()))
+            .collect();
+        // Without an error every text has its span.
+        let pieces: Vec<&[u32]> = spans
+            .iter()
+            .filter_map(|s| s.get())
+            .filter_map(|(w, span)| Some(&buffers[*w].as_ref()?[span.clone()]))
+            .collect();
+        let mut offsets = Vec::with_capacity(pieces.len() + 1);
+        offsets.push(0i64);
+        for ids in &pieces {
+            offsets.push(offsets[offsets.len() - 1] + ids.len() as i64);
+        }
+        let mut flat = Ids::default();
+        crate::encode::concat_into(&pieces, &mut flat);
+        Ok((flat, offsets))
+    }
+
     /// One text, on `num_threads` threads when more than one (see `encode_parallel`).
     fn encode_text(
         &self,
@@ -430,7 +477,7 @@ impl CoreTokenizer {
             scope.spawn(|| {
                 let _finish = Finish(&finished, wake);
                 pool.install(|| {
-                    crate::work_sharing::each_index(texts.len(), |i| {
+                    crate::work_sharing::each_index(texts.len(), |_, i| {
                         let _ = done[i].set(self.encode_one(&texts[i], &a, &d));
                         wake();
                         Ok::<(), ()>(())
@@ -477,19 +524,7 @@ impl CoreTokenizer {
         let pool = pool(num_threads)?;
         // One call on the pool for both steps: each call wakes the workers again.
         let (flat, offsets) = py
-            .detach(|| {
-                pool.install(|| {
-                    let all = self.encode_each(&texts, &a, &d)?;
-                    let mut offsets = Vec::with_capacity(all.len() + 1);
-                    offsets.push(0i64);
-                    for ids in &all {
-                        offsets.push(offsets[offsets.len() - 1] + ids.len() as i64);
-                    }
-                    let mut flat = Ids::default();
-                    crate::encode::concat_into(&all, &mut flat);
-                    Ok((flat, offsets))
-                })
-            })
+            .detach(|| pool.install(|| self.encode_flat(&texts, &a, &d)))
             .map_err(|e| self.err(py, e))?;
         Ok((ids_to_numpy(py, flat)?, PyArray1::from_vec(py, offsets)))
     }

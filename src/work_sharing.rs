@@ -103,14 +103,18 @@ mod tests {
     use super::*;
     use crate::encode::long::tests::Rng;
 
+    fn pool_of(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+    }
+
     #[test]
     fn every_index_once_in_order_and_the_lowest_error() {
         let mut rng = Rng(0x7a5c_0001);
         for threads in [1, 2, 3] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let pool = pool_of(threads);
             for round in 0..100 {
                 let n = rng.below(60);
                 let fails: Vec<bool> = (0..n).map(|_| rng.below(10) == 0).collect();
@@ -147,10 +151,7 @@ mod tests {
     #[test]
     fn each_share_runs_once_whatever_the_pool() {
         for pool_threads in [1, 2, 3] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(pool_threads)
-                .build()
-                .unwrap();
+            let pool = pool_of(pool_threads);
             for threads in 0..5 {
                 let runs = Mutex::new(Vec::new());
                 pool.install(|| on_each_thread(threads, |w| runs.lock().unwrap().push(w)));
@@ -165,10 +166,7 @@ mod tests {
     #[test]
     fn a_slow_thread_takes_fewer_texts() {
         // Index 0 takes long: whoever took it does little else, and the others take the rest.
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
+        let pool = pool_of(2);
         let by = Mutex::new(Vec::new());
         pool.install(|| {
             each_index(40, |_, i| {

@@ -20,25 +20,27 @@ use std::time::{Duration, Instant};
 /// goes back to rayon, which puts it to sleep (and waking it costs milliseconds here).
 const SPIN: Duration = Duration::from_millis(2);
 
-/// Run `share(w)` for each `w` in `0..threads`, on the threads of the current rayon pool.
-/// The calling thread runs its own share at once (`w` is its index in the pool, modulo
-/// `threads`, so each worker tends to get the same `w` from call to call); the others are
-/// spawned, for the other workers to take as they wake. One that no worker has taken by the
-/// time the caller is done, the caller runs itself: a worker still asleep is not waited for.
-/// Each thread, done with its share, spins up to [`SPIN`] while others are still in theirs
-/// before going back to rayon, which would put it to sleep.
-pub fn on_each_thread(threads: usize, share: impl Fn(usize) + Sync) {
+/// Run `share(w)` for each `w` in `0..threads`, on the threads of the current rayon pool, and
+/// return what each returned, in `w` order. The calling thread runs its own share at once (`w`
+/// is its index in the pool, modulo `threads`, so each worker tends to get the same `w` from
+/// call to call); the others are spawned, for the other workers to take as they wake. One that
+/// no worker has taken by the time the caller is done, the caller runs itself: a worker still
+/// asleep is not waited for. Each thread, done with its share, spins up to [`SPIN`] while
+/// others are still in theirs before going back to rayon, which would put it to sleep.
+pub fn on_each_thread<T: Send>(threads: usize, share: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let threads = threads.max(1);
+    let done: Vec<Mutex<Option<T>>> = (0..threads).map(|_| Mutex::new(None)).collect();
     let working = AtomicUsize::new(0);
     let run = |w: usize| {
         working.fetch_add(1, Ordering::AcqRel);
-        share(w);
+        let got = share(w);
+        *done[w].lock().unwrap_or_else(|p| p.into_inner()) = Some(got);
         working.fetch_sub(1, Ordering::AcqRel);
         let start = Instant::now();
         while working.load(Ordering::Acquire) > 0 && start.elapsed() < SPIN {
             std::hint::spin_loop();
         }
     };
-    let threads = threads.max(1);
     rayon::scope(|s| {
         let me = rayon::current_thread_index().unwrap_or(0) % threads;
         for w in (0..threads).filter(|&w| w != me) {
@@ -47,39 +49,46 @@ pub fn on_each_thread(threads: usize, share: impl Fn(usize) + Sync) {
         }
         run(me);
     });
+    // The scope ran every share once (a panic in one would have ended this call).
+    done.into_iter()
+        .flat_map(|d| d.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect()
 }
 
-/// Call `work(w, i)` for each `i` in `0..n` on the threads of the current rayon pool, each
-/// thread taking the next `i` not yet taken ([`on_each_thread`]); after the first error no
-/// more are taken. Returns the error of the lowest `i` that failed: the `i` are taken in
-/// order, so every `i` below it was taken before it, and was worked on.
-///
-/// `w` is the share the thread runs, below the pool's thread count: no two threads have the
-/// same `w` at once, so state kept per `w` is never waited for.
-pub fn each_index<E: Send>(
+/// Call `work(state, i)` for each `i` in `0..n` on the threads of the current rayon pool,
+/// each thread taking the next `i` not yet taken ([`on_each_thread`]); after the first error no
+/// more are taken. Each thread works with a `state` of its own, made by `new_state` when it
+/// starts; the states are returned. Returns instead the error of the lowest `i` that failed:
+/// the `i` are taken in order, so every `i` below it was taken before it, and was worked on.
+pub fn each_index<S: Send, E: Send>(
     n: usize,
-    work: impl Fn(usize, usize) -> Result<(), E> + Sync,
-) -> Result<(), E> {
+    new_state: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, usize) -> Result<(), E> + Sync,
+) -> Result<Vec<S>, E> {
     let next = AtomicUsize::new(0);
     let failed: Mutex<Option<(usize, E)>> = Mutex::new(None);
-    on_each_thread(rayon::current_num_threads().min(n), |w| loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if i >= n {
-            break;
-        }
-        if let Err(e) = work(w, i) {
-            let mut failed = failed.lock().unwrap_or_else(|p| p.into_inner());
-            if failed.as_ref().is_none_or(|(j, _)| i < *j) {
-                *failed = Some((i, e));
+    let states = on_each_thread(rayon::current_num_threads().min(n), |_| {
+        let mut state = new_state();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                break;
             }
-            // Nothing after `i` is taken any more.
-            next.store(n, Ordering::Relaxed);
-            break;
+            if let Err(e) = work(&mut state, i) {
+                let mut failed = failed.lock().unwrap_or_else(|p| p.into_inner());
+                if failed.as_ref().is_none_or(|(j, _)| i < *j) {
+                    *failed = Some((i, e));
+                }
+                // Nothing after `i` is taken any more.
+                next.store(n, Ordering::Relaxed);
+                break;
+            }
         }
+        state
     });
     match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some((_, e)) => Err(e),
-        None => Ok(()),
+        None => Ok(states),
     }
 }
 
@@ -90,10 +99,14 @@ pub fn map_indices<T: Send + Sync, E: Send>(
     work: impl Fn(usize) -> Result<T, E> + Sync,
 ) -> Result<Vec<T>, E> {
     let done: Vec<OnceLock<T>> = (0..n).map(|_| OnceLock::new()).collect();
-    each_index(n, |_, i| {
-        let _ = done[i].set(work(i)?);
-        Ok(())
-    })?;
+    each_index(
+        n,
+        || (),
+        |(), i| {
+            let _ = done[i].set(work(i)?);
+            Ok(())
+        },
+    )?;
     // Without an error, every `i` was worked on.
     Ok(done.into_iter().flat_map(OnceLock::into_inner).collect())
 }
@@ -101,7 +114,7 @@ pub fn map_indices<T: Send + Sync, E: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::long::tests::Rng;
+    use crate::encode::Rng;
 
     fn pool_of(threads: usize) -> rayon::ThreadPool {
         rayon::ThreadPoolBuilder::new()
@@ -154,11 +167,17 @@ mod tests {
             let pool = pool_of(pool_threads);
             for threads in 0..5 {
                 let runs = Mutex::new(Vec::new());
-                pool.install(|| on_each_thread(threads, |w| runs.lock().unwrap().push(w)));
+                let got = pool.install(|| {
+                    on_each_thread(threads, |w| {
+                        runs.lock().unwrap().push(w);
+                        w * 10
+                    })
+                });
                 let mut runs = runs.into_inner().unwrap();
                 runs.sort();
                 let want: Vec<usize> = (0..threads.max(1)).collect();
                 assert_eq!(runs, want, "{pool_threads} in the pool, {threads} shares");
+                assert_eq!(got, want.iter().map(|w| w * 10).collect::<Vec<_>>());
             }
         }
     }
@@ -169,15 +188,19 @@ mod tests {
         let pool = pool_of(2);
         let by = Mutex::new(Vec::new());
         pool.install(|| {
-            each_index(40, |_, i| {
-                if i == 0 {
-                    std::thread::sleep(Duration::from_millis(200));
-                } else {
-                    std::thread::sleep(Duration::from_micros(100));
-                }
-                by.lock().unwrap().push((i, rayon::current_thread_index()));
-                Ok::<(), ()>(())
-            })
+            each_index(
+                40,
+                || (),
+                |(), i| {
+                    if i == 0 {
+                        std::thread::sleep(Duration::from_millis(200));
+                    } else {
+                        std::thread::sleep(Duration::from_micros(100));
+                    }
+                    by.lock().unwrap().push((i, rayon::current_thread_index()));
+                    Ok::<(), ()>(())
+                },
+            )
         })
         .unwrap();
         let by = by.into_inner().unwrap();

@@ -15,11 +15,13 @@ use std::sync::OnceLock;
 
 mod cache;
 mod lanes;
-pub(crate) mod long;
+mod long;
 mod parallel;
 mod trie;
 
-pub use parallel::concat_into;
+#[cfg(test)]
+pub(crate) use long::tests::Rng;
+pub use parallel::{concat_into, in_order, Span};
 
 /// Chunks shorter than this take the O(n^2) rescan, which is fastest when n is small because
 /// it stays in a few cache lines; longer ones the O(n log n) heap. (The rescan was 32-35%

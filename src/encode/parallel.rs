@@ -84,9 +84,7 @@ impl Encoder {
         let claims = Claims::new(parts.len());
         let total: usize = (0..parts.len()).map(cost).sum();
         let threads = rayon::current_num_threads();
-        let done: Vec<std::sync::OnceLock<WorkerIds>> =
-            (0..threads).map(|_| std::sync::OnceLock::new()).collect();
-        crate::work_sharing::on_each_thread(threads, |me| {
+        let done: Vec<WorkerIds> = crate::work_sharing::on_each_thread(threads, |me| {
             let own: usize = (me..parts.len()).step_by(threads).map(cost).sum();
             // Room for the parts taken from others too, so the buffer never grows: no part has
             // more ids than bytes.
@@ -102,9 +100,8 @@ impl Encoder {
                 spans.push((k, start..ids.len()));
                 Ok(())
             });
-            let _ = done[me].set((ids, result.map(|()| spans)));
+            (ids, result.map(|()| spans))
         });
-        let done: Vec<WorkerIds> = done.into_iter().flat_map(|d| d.into_inner()).collect();
         // The first error in text order, as one thread would have met it (see `Claims::run`).
         let failed = done
             .iter()
@@ -113,13 +110,10 @@ impl Encoder {
         if let Some((_, e)) = failed {
             return Err(e.clone());
         }
-        let mut pieces: Vec<&[u32]> = vec![&[]; parts.len()];
-        for (ids, spans) in &done {
-            for (k, span) in spans.iter().flatten() {
-                pieces[*k] = &ids[span.clone()];
-            }
-        }
-        concat_into(&pieces, out);
+        let shares = done
+            .iter()
+            .filter_map(|(ids, spans)| Some((ids, spans.as_deref().ok()?)));
+        concat_into(&in_order(parts.len(), shares), out);
         Ok(())
     }
 }
@@ -182,8 +176,23 @@ impl Claims {
     }
 }
 
-/// Where a part's ids are: the part's index and its range in its worker's buffer.
-type Span = (usize, std::ops::Range<usize>);
+/// Where an item's ids are: the item's index and its range in its share's buffer.
+pub type Span = (usize, std::ops::Range<usize>);
+
+/// The ids of `n` items, in item order, from the buffers shares wrote them into, each with the
+/// spans of the items it took.
+pub fn in_order<'a, B: AsRef<[u32]> + 'a>(
+    n: usize,
+    shares: impl IntoIterator<Item = (&'a B, &'a [Span])>,
+) -> Vec<&'a [u32]> {
+    let mut pieces: Vec<&[u32]> = vec![&[]; n];
+    for (ids, spans) in shares {
+        for (k, span) in spans {
+            pieces[*k] = &ids.as_ref()[span.clone()];
+        }
+    }
+    pieces
+}
 
 /// A worker's buffer, and where its parts are in it, or its first failed part and the error.
 type WorkerIds = (crate::buffers::Ids, Result<Vec<Span>, (usize, Error)>);
@@ -309,7 +318,7 @@ mod tests {
 
     #[test]
     fn every_part_is_worked_on_once_and_the_first_error_is_always_met() {
-        let mut rng = crate::encode::long::tests::Rng(0x5eed_1234);
+        let mut rng = crate::encode::Rng(0x5eed_1234);
         for round in 0..200 {
             let parts = 1 + rng.below(40);
             let threads = 1 + rng.below(4);

@@ -2,7 +2,7 @@
 //! releases the GIL for the work, calls the core and maps [`Error`] to a Python exception.
 
 use crate::buffers::Ids;
-use crate::encode::{Allowed, Encoder};
+use crate::encode::{concat_into, in_order, Allowed, Encoder, Span};
 use crate::error::Error;
 use crate::pretokenize::Splitter;
 use crate::threads::Pool;
@@ -185,47 +185,38 @@ impl CoreTokenizer {
         disallowed: &SpecialSet,
     ) -> Result<(Ids, Vec<i64>), Error> {
         let total = texts.iter().map(|t| t.len()).sum();
-        let buffers: Vec<Mutex<Option<Ids>>> = (0..rayon::current_num_threads())
-            .map(|_| Mutex::new(None))
-            .collect();
-        let spans: Vec<OnceLock<(usize, std::ops::Range<usize>)>> =
-            texts.iter().map(|_| OnceLock::new()).collect();
-        crate::work_sharing::each_index(texts.len(), |w, i| {
-            let mut buffer = buffers[w].lock().unwrap_or_else(|p| p.into_inner());
-            let ids = buffer.get_or_insert_with(|| crate::buffers::for_text(total));
-            let start = ids.len();
-            let (a, d) = (allowed.as_allowed(), disallowed.as_allowed());
-            self.enc.encode(&texts[i], a, d, ids)?;
-            let _ = spans[i].set((w, start..ids.len()));
-            Ok(())
-        })?;
-        let mut buffers: Vec<Option<Ids>> = buffers
+        let (a, d) = (allowed.as_allowed(), disallowed.as_allowed());
+        let shares = crate::work_sharing::each_index(
+            texts.len(),
+            || (None, Vec::new()),
+            |(ids, spans): &mut (Option<Ids>, Vec<Span>), i| {
+                let ids = ids.get_or_insert_with(|| crate::buffers::for_text(total));
+                let start = ids.len();
+                self.enc.encode(&texts[i], a, d, ids)?;
+                spans.push((i, start..ids.len()));
+                Ok(())
+            },
+        )?;
+        // The shares that took a text.
+        let mut shares: Vec<(Ids, Vec<Span>)> = shares
             .into_iter()
-            .map(|b| b.into_inner().unwrap_or_else(|p| p.into_inner()))
+            .filter_map(|(ids, spans)| Some((ids?, spans)))
             .collect();
-        // Without an error every text has its span.
-        let spans: Vec<&(usize, std::ops::Range<usize>)> =
-            spans.iter().filter_map(OnceLock::get).collect();
-        let mut offsets = Vec::with_capacity(spans.len() + 1);
-        offsets.push(0i64);
-        for (_, span) in &spans {
-            offsets.push(offsets[offsets.len() - 1] + span.len() as i64);
+        let mut offsets = vec![0i64; texts.len() + 1];
+        for (i, span) in shares.iter().flat_map(|(_, spans)| spans) {
+            offsets[i + 1] = span.len() as i64;
+        }
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
         }
         // One share took every text (one thread, or the others never woke): it took them in
         // order, so its buffer is the result, with nothing to copy.
-        if let Some(&&(w, _)) = spans.first() {
-            if spans.iter().all(|s| s.0 == w) {
-                if let Some(flat) = buffers[w].take() {
-                    return Ok((flat, offsets));
-                }
-            }
+        if let [(ids, _)] = &mut shares[..] {
+            return Ok((std::mem::take(ids), offsets));
         }
-        let pieces: Vec<&[u32]> = spans
-            .iter()
-            .filter_map(|(w, span)| Some(&buffers[*w].as_ref()?[span.clone()]))
-            .collect();
+        let pieces = in_order(texts.len(), shares.iter().map(|(ids, s)| (ids, &s[..])));
         let mut flat = Ids::default();
-        crate::encode::concat_into(&pieces, &mut flat);
+        concat_into(&pieces, &mut flat);
         Ok((flat, offsets))
     }
 
@@ -487,11 +478,15 @@ impl CoreTokenizer {
             scope.spawn(|| {
                 let _finish = Finish(&finished, wake);
                 pool.install(|| {
-                    crate::work_sharing::each_index(texts.len(), |_, i| {
-                        let _ = done[i].set(self.encode_one(&texts[i], &a, &d));
-                        wake();
-                        Ok::<(), ()>(())
-                    })
+                    crate::work_sharing::each_index(
+                        texts.len(),
+                        || (),
+                        |(), i| {
+                            let _ = done[i].set(self.encode_one(&texts[i], &a, &d));
+                            wake();
+                            Ok::<(), ()>(())
+                        },
+                    )
                 })
             });
             let mut lists = Vec::with_capacity(texts.len());

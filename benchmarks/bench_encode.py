@@ -29,7 +29,9 @@ split followed by tiktoken's BPE on each piece (as in the test suite).
 Before anything is timed, every peer's ids are compared with tiktoken's on the same input and
 form; a mismatch shows as ``ids differ`` in the table instead of a speed. A dagger (``†``)
 marks a one-thread row where the peer used more than one core (CPU time / wall time > 1.3): some
-peers split a single long input across their thread pool.
+peers split a single long input across their thread pool. A peer whose thread count is one
+environment variable for its whole process (fastokens: ``FASTOKENS_BPE_THREADS``) runs with it
+at 1 here, and its batch and ``threads numpy`` rows are timed in a subprocess with it at 2.
 
 The machine may be shared, so every cell is timed in interleaved rounds and keeps its best
 time (each cell stops repeating once it has spent ``--budget`` seconds).
@@ -168,13 +170,27 @@ def digest(ids: object) -> str:
     return hashlib.sha1(np.asarray(ids, dtype=np.uint32).tobytes()).hexdigest()
 
 
-# --- the subprocess worker (cold first passes and pathological inputs) ---------------------
+def output_digest(mode: str, got: object) -> str:
+    """Digest of one mode's output: the ids, and for a batch each document's length too."""
+    if mode == "batch numpy":
+        ids, offsets = got  # type: ignore[misc]
+        return f"{digest(ids)}/{digest(np.diff(offsets))}"
+    if mode == "batch list":
+        docs = [np.asarray(d, np.uint32) for d in got]  # type: ignore[attr-defined]
+        flat = np.concatenate(docs) if docs else np.zeros(0, np.uint32)
+        return f"{digest(flat)}/{digest([len(d) for d in docs])}"
+    return digest(got)
+
+
+# --- the subprocess worker ----------------------------------------------------------------
+# (cold first passes, pathological inputs, and the parallel rows of ep.THREADS_VAR's peers)
 
 
 def worker(spec: dict) -> None:
     """Build one peer, run the requested modes on one input, print timings as JSON."""
     peer = ep.build(spec["peer"], spec["encoding"])
     text = Path(spec["input"]).read_text(encoding="utf-8")
+    docs = split_docs(text, spec["doc_chars"])
     # One tiny unrelated call first, so that one-time lazy setup (thread pools, tables built on
     # first use) is not charged to the first pass; the caches stay cold for ``text``.
     peer.encode("warm up")
@@ -183,13 +199,14 @@ def worker(spec: dict) -> None:
         fn = getattr(peer, MODE_FN[mode])
         if fn is None:
             continue
+        arg = docs if mode.startswith("batch") else text
         best, first, best_cpu, spent, d = float("inf"), 0.0, 0.0, 0.0, ""
         for i in range(spec["rounds"]):
             c0, t0 = time.process_time(), time.perf_counter()
-            ids = fn(text)
+            ids = fn(arg)
             dt, cpu = time.perf_counter() - t0, time.process_time() - c0
             if i == 0:
-                first, d = dt, digest(ids)
+                first, d = dt, output_digest(mode, ids)
             if dt < best:
                 best, best_cpu = dt, cpu
             spent += dt
@@ -220,7 +237,11 @@ def run_worker(
     rounds: int,
     budget: float,
     timeout: float,
+    doc_chars: int,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Cell]:
+    """Time ``modes`` of ``peer`` on the text in ``path`` in a fresh process (with ``env`` added
+    to this one's environment); the cells keep the output's digest as their detail."""
     spec = {
         "peer": peer,
         "encoding": encoding,
@@ -228,10 +249,13 @@ def run_worker(
         "modes": modes,
         "rounds": rounds,
         "budget": budget,
+        "doc_chars": doc_chars,
     }
     cmd = [sys.executable, __file__, "--worker", json.dumps(spec)]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+        )
     except subprocess.TimeoutExpired:
         return {m: Cell("timeout", detail=f">{timeout:g}s") for m in modes}
     if proc.returncode != 0:
@@ -321,6 +345,9 @@ def bench_encoding(
     plain = [c for c in texts if not c.startswith("patho:")]
     patho = [c for c in texts if c.startswith("patho:")]
     cells: dict[tuple[str, str, str], Cell] = {}
+    # The parallel rows of the peers in ep.THREADS_VAR (one thread in this process), timed in a
+    # subprocess afterwards: (peer, corpus) -> {mode: digest of tiktoken's output}.
+    pooled: dict[tuple[str, str], dict[str, str]] = {}
 
     # Verify every peer on every corpus and form before timing anything.
     for corpus in plain:
@@ -332,6 +359,12 @@ def bench_encoding(
         for name in names:
             for mode in [m for m in WARM_MODES if big or m not in BIG_ONLY]:
                 w = want_b if mode.startswith("batch") else want
+                if mode in BIG_ONLY and name in ep.THREADS_VAR:
+                    if getattr(peers[name], MODE_FN[mode]) is not None:
+                        # tiktoken's batch is a list: its digest equals a right flat form's.
+                        form = "batch list" if mode.startswith("batch") else mode
+                        pooled.setdefault((name, corpus), {})[mode] = output_digest(form, w)
+                    continue
                 cell = check(peers[name], mode, text, docs, w)
                 if cell.status != "none":
                     cells[name, corpus, mode] = cell
@@ -359,6 +392,29 @@ def bench_encoding(
 
     # Cold first passes and pathological inputs: one fresh process per peer and input.
     with tempfile.TemporaryDirectory(prefix="tokenmill-bench-in-") as tmp:
+        for (name, corpus), want_d in pooled.items():
+            path = Path(tmp) / "input.txt"
+            path.write_text(texts[corpus], encoding="utf-8")
+            env = {ep.THREADS_VAR[name]: str(ep.THREADS)}
+            # One more round than the rest: the first pass fills the caches, as check() does.
+            res = run_worker(
+                name,
+                encoding,
+                path,
+                list(want_d),
+                args.rounds + 1,
+                args.budget * len(want_d),
+                args.patho_timeout * 6,
+                args.doc_chars,
+                env,
+            )
+            for mode, cell in res.items():
+                if cell.status == "ok" and cell.detail != want_d[mode]:
+                    cell.status = "differ"
+                if cell.status not in ("ok", "differ"):
+                    notes.append(f"{name}: {corpus} {mode}: {cell.status} {cell.detail}")
+                cells[name, corpus, mode] = cell
+            log(f"  {encoding}: {name} on {ep.THREADS} threads, {corpus}")
         for corpus in [c for c in args.cold if c in plain]:
             path = Path(tmp) / "input.txt"
             path.write_text(texts[corpus], encoding="utf-8")
@@ -370,7 +426,14 @@ def bench_encoding(
                     if best is not None and best.status != "ok":
                         continue
                     cell = run_worker(
-                        name, encoding, path, ["list"], 1, 0.0, args.patho_timeout * 3
+                        name,
+                        encoding,
+                        path,
+                        ["list"],
+                        1,
+                        0.0,
+                        args.patho_timeout * 3,
+                        args.doc_chars,
                     )["list"]
                     if cell.status == "ok" and cell.detail != want_d:
                         cell.status = "differ"
@@ -389,11 +452,14 @@ def bench_encoding(
                     min(args.rounds, 2),
                     args.budget,
                     args.patho_timeout,
+                    args.doc_chars,
                 )
                 for mode in ("cold list", "cold numpy"):
                     # One process per mode, so the second pass does not find the first's cache.
                     for _ in range(args.rounds):
-                        got = run_worker(name, encoding, path, [mode], 1, 0.0, args.patho_timeout)
+                        got = run_worker(
+                            name, encoding, path, [mode], 1, 0.0, args.patho_timeout, args.doc_chars
+                        )
                         if mode not in got:  # the peer has no such form
                             break
                         res[mode] = faster(res.get(mode), got[mode])
@@ -490,6 +556,8 @@ def main() -> None:
     # Rust thread pools (HF, riptoken, gigatoken, fastokens) size themselves at first use.
     os.environ.setdefault("RAYON_NUM_THREADS", str(ep.THREADS))
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
+    for var in ep.THREADS_VAR.values():  # THREADS in the workers that time parallel rows
+        os.environ.setdefault(var, "1")
     if args.worker:
         worker(json.loads(args.worker))
         return

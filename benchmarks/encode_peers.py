@@ -45,6 +45,11 @@ ENCODINGS = ("gpt2", "cl100k_base", "o200k_base")
 # tokenmill's name -> the stem of the rank file (and tiktoken's name for the same encoding).
 RANK_FILE = {"gpt2": "r50k_base", "cl100k_base": "cl100k_base", "o200k_base": "o200k_base"}
 THREADS = 2
+# Peers whose thread count one environment variable sets, for the whole process and once:
+# bench_encode sets it to 1 so their one-thread rows use one core, and times their parallel
+# forms in a subprocess where it is THREADS. (fastokens otherwise splits one input of 16 KB or
+# more across all cores, in its one-thread calls too.)
+THREADS_VAR = {"fastokens": "FASTOKENS_BPE_THREADS"}
 
 _TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 
@@ -198,10 +203,10 @@ def build_fastokens(encoding: str) -> Peer:
         "fastokens",
         encode=lambda text: tok.encode_ordinary(text).ids,
         encode_numpy=lambda text: flat([text])[0],
-        threads_numpy=lambda text: flat([text])[0],  # it splits the text itself
+        threads_numpy=lambda text: flat([text])[0],  # it splits the text itself (THREADS_VAR)
         batch=lambda docs: [e.ids for e in tok.encode_batch(docs)],
         batch_numpy=flat,
-        note="splits one input >=16 KB across its rayon pool",
+        note="threads: FASTOKENS_BPE_THREADS, for the process (THREADS_VAR)",
     )
 
 

@@ -60,6 +60,13 @@ impl Pool {
         self.spread.call.fetch_add(1, Ordering::Relaxed);
         self.rayon.install(op)
     }
+
+    /// rayon's `in_place_scope` on the pool, as a new call: `op` runs on this thread, and what
+    /// it spawns on the pool's workers; returns once all of it is done.
+    pub fn in_place_scope<'s, R>(&self, op: impl FnOnce(&rayon::Scope<'s>) -> R) -> R {
+        self.spread.call.fetch_add(1, Ordering::Relaxed);
+        self.rayon.in_place_scope(op)
+    }
 }
 
 /// The rayon pools of this process, by thread count.

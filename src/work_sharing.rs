@@ -1,6 +1,6 @@
 //! Work shared out on the current rayon pool without waiting for workers that are asleep; a
 //! batch of texts one text at a time: each thread takes the next text no thread has taken,
-//! until none is left.
+//! until none is left. Outside any pool, all of it runs on the calling thread.
 //!
 //! Why not rayon's `par_iter` (measured on holmes in 242 documents, gpt2, 2 threads, each
 //! document's start and end recorded): in this project's virtual machine a sleeping worker
@@ -20,8 +20,18 @@ use std::time::{Duration, Instant};
 /// goes back to rayon, which puts it to sleep (and waking it costs milliseconds here).
 const SPIN: Duration = Duration::from_millis(2);
 
+/// The threads work is shared among here: the current rayon pool's, or outside any pool the
+/// calling thread alone (not rayon's global pool: a caller that wants threads installs a pool).
+pub fn threads_here() -> usize {
+    match rayon::current_thread_index() {
+        Some(_) => rayon::current_num_threads(),
+        None => 1,
+    }
+}
+
 /// Run `share(w)` for each `w` in `0..threads`, on the threads of the current rayon pool, and
-/// return what each returned, in `w` order. The calling thread runs its own share at once (`w`
+/// return what each returned, in `w` order. With one share, it runs on the calling thread, in
+/// a pool or not. Otherwise the calling thread runs its own share at once (`w`
 /// is its index in the pool, modulo `threads`, so each worker tends to get the same `w` from
 /// call to call); the others are spawned, for the other workers to take as they wake. One that
 /// no worker has taken by the time the caller is done, the caller runs itself: a worker still
@@ -29,6 +39,9 @@ const SPIN: Duration = Duration::from_millis(2);
 /// others are still in theirs before going back to rayon, which would put it to sleep.
 pub fn on_each_thread<T: Send>(threads: usize, share: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let threads = threads.max(1);
+    if threads == 1 {
+        return vec![share(0)];
+    }
     let done: Vec<Mutex<Option<T>>> = (0..threads).map(|_| Mutex::new(None)).collect();
     let working = AtomicUsize::new(0);
     let run = |w: usize| {
@@ -55,32 +68,54 @@ pub fn on_each_thread<T: Send>(threads: usize, share: impl Fn(usize) -> T + Sync
         .collect()
 }
 
-/// Call `work(state, i)` for each `i` in `0..n` on the threads of the current rayon pool,
-/// each thread taking the next `i` not yet taken ([`on_each_thread`]); after the first error no
-/// more are taken. Each thread works with a `state` of its own, made by `new_state` when it
-/// starts; the states are returned. Returns instead the error of the lowest `i` that failed:
+/// The indices `0..n`, each handed out once, in increasing order, to whichever thread asks next.
+pub struct Indices {
+    next: AtomicUsize,
+    n: usize,
+}
+
+impl Indices {
+    pub fn new(n: usize) -> Indices {
+        Indices {
+            next: AtomicUsize::new(0),
+            n,
+        }
+    }
+
+    /// The next index no thread has taken, if any is left.
+    pub fn take(&self) -> Option<usize> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        (i < self.n).then_some(i)
+    }
+
+    /// Hand out no more.
+    pub fn stop(&self) {
+        self.next.store(self.n, Ordering::Relaxed);
+    }
+}
+
+/// Call `work(state, i)` for each `i` in `0..n` on the [`threads_here`], each thread taking
+/// the next `i` not yet taken ([`Indices`], [`on_each_thread`]); after the first error no more
+/// are taken. Each thread works with a `state` of its own, made by `new_state` when it starts;
+/// the states are returned. Returns instead the error of the lowest `i` that failed:
 /// the `i` are taken in order, so every `i` below it was taken before it, and was worked on.
 pub fn each_index<S: Send, E: Send>(
     n: usize,
     new_state: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, usize) -> Result<(), E> + Sync,
 ) -> Result<Vec<S>, E> {
-    let next = AtomicUsize::new(0);
+    let indices = Indices::new(n);
     let failed: Mutex<Option<(usize, E)>> = Mutex::new(None);
-    let states = on_each_thread(rayon::current_num_threads().min(n), |_| {
+    let states = on_each_thread(threads_here().min(n), |_| {
         let mut state = new_state();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= n {
-                break;
-            }
+        while let Some(i) = indices.take() {
             if let Err(e) = work(&mut state, i) {
                 let mut failed = failed.lock().unwrap_or_else(|p| p.into_inner());
                 if failed.as_ref().is_none_or(|(j, _)| i < *j) {
                     *failed = Some((i, e));
                 }
                 // Nothing after `i` is taken any more.
-                next.store(n, Ordering::Relaxed);
+                indices.stop();
                 break;
             }
         }
@@ -180,6 +215,39 @@ mod tests {
                 assert_eq!(got, want.iter().map(|w| w * 10).collect::<Vec<_>>());
             }
         }
+    }
+
+    #[test]
+    fn outside_a_pool_all_runs_on_the_calling_thread() {
+        // Not on rayon's global pool: a caller that wants threads installs a pool.
+        let me = std::thread::current().id();
+        assert_eq!(threads_here(), 1);
+        let on = Mutex::new(Vec::new());
+        let got = map_indices(50, |i| {
+            on.lock().unwrap().push(std::thread::current().id());
+            Ok::<usize, ()>(i)
+        });
+        assert_eq!(got, Ok((0..50).collect()));
+        assert!(on.into_inner().unwrap().iter().all(|&t| t == me));
+        assert_eq!(
+            on_each_thread(1, |w| (w, std::thread::current().id())),
+            [(0, me)]
+        );
+        // In a pool of two, both take part.
+        assert_eq!(pool_of(2).install(threads_here), 2);
+    }
+
+    #[test]
+    fn indices_are_taken_once_in_order_until_stopped() {
+        let indices = Indices::new(3);
+        assert_eq!(indices.take(), Some(0));
+        assert_eq!(indices.take(), Some(1));
+        indices.stop();
+        assert_eq!(indices.take(), None);
+        let indices = Indices::new(2);
+        let taken: Vec<_> = std::iter::from_fn(|| indices.take()).collect();
+        assert_eq!(taken, [0, 1]);
+        assert_eq!(indices.take(), None);
     }
 
     #[test]

@@ -45,9 +45,20 @@ def test_numpy_and_count_agree_with_encode(enc, text):
     assert enc.count(text, disallowed_special=()) == len(ids)
 
 
+# A batch is given a thread for each 8 KB of text (`BATCH_BYTES_PER_THREAD`): with this among
+# its documents, a batch of the test below is shared among all the threads asked for.
+FILLER = bundled_corpus("holmes")[50_000:120_000]
+
+
 @settings(max_examples=60, deadline=None)
-@given(texts=st.lists(TEXT, max_size=12), threads=st.integers(1, 4))
-def test_batches_agree_with_single_calls(enc, texts, threads):
+@given(
+    texts=st.lists(TEXT, max_size=12),
+    threads=st.integers(1, 4),
+    filler_at=st.none() | st.integers(0, 12),
+)
+def test_batches_agree_with_single_calls(enc, texts, threads, filler_at):
+    if filler_at is not None:
+        texts = [*texts[:filler_at], FILLER, *texts[filler_at:]]
     want = [enc.encode_ordinary(t) for t in texts]
     assert enc.encode_ordinary_batch(texts, num_threads=threads) == want
     assert enc.encode_batch(texts, num_threads=threads, disallowed_special=()) == want

@@ -350,7 +350,8 @@ class Tokenizer:
         allowed_special: SpecialArg = frozenset(),
         disallowed_special: SpecialArg = "all",
     ) -> list[list[int]]:
-        """Encode many texts on ``num_threads`` threads (default: all CPUs), GIL released.
+        """Encode many texts on ``num_threads`` threads (default: all CPUs; at most one per
+        8 KB of text, so a small batch runs on the calling thread), GIL released.
 
         >>> import tokenmill
         >>> tokenmill.load("gpt2").encode_batch(["hello", "world"], num_threads=2)

@@ -36,9 +36,10 @@ enum Part<'t> {
 }
 
 impl Encoder {
-    /// Like [`Encoder::encode`], on the threads of the current rayon pool: text segments of
-    /// at least `2 * piece_bytes` are cut into pieces of about `piece_bytes` or more (a few
-    /// per thread), which are encoded in parallel. The ids are those of `encode`. Texts of a
+    /// Like [`Encoder::encode`], on the threads of the current rayon pool
+    /// ([`threads_here`](crate::work_sharing::threads_here)): text segments of at least
+    /// `2 * piece_bytes` are cut into pieces of about `piece_bytes` or more (a few per
+    /// thread), which are encoded in parallel. The ids are those of `encode`. Texts of a
     /// custom pattern are not cut (no cut rule is proved for them), nor are short ones.
     pub fn encode_parallel(
         &self,
@@ -50,7 +51,8 @@ impl Encoder {
     ) -> Result<(), Error> {
         let piece_bytes = piece_bytes.max(1);
         let cuttable = self.splitter.named().is_some();
-        let pieces_per_segment = 4 * rayon::current_num_threads();
+        let threads = crate::work_sharing::threads_here();
+        let pieces_per_segment = 4 * threads;
         let parts = std::cell::RefCell::new(Vec::new());
         self.segments(
             text,
@@ -83,7 +85,6 @@ impl Encoder {
         };
         let claims = Claims::new(parts.len());
         let total: usize = (0..parts.len()).map(cost).sum();
-        let threads = rayon::current_num_threads();
         let done: Vec<WorkerIds> = crate::work_sharing::on_each_thread(threads, |me| {
             let own: usize = (me..parts.len()).step_by(threads).map(cost).sum();
             // Room for the parts taken from others too, so the buffer never grows: no part has

@@ -9,10 +9,11 @@ use crate::threads::Pool;
 use crate::vocab::{self, Vocab};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
+use pyo3::marker::Ungil;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList, PyString, PyType};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 mod pretokenize;
@@ -86,6 +87,32 @@ fn pool(threads: usize) -> PyResult<Arc<Pool>> {
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))
 }
 
+/// Run `work` with the GIL released on `threads` threads: for more than one, on the pool of
+/// that many; for one, on this thread, where `work_sharing` then runs all of it. (Handing the
+/// call to a pool's one worker and waiting for it cost 10-20 µs a call, and this thread's
+/// chunk cache is the one that its one-text calls warm.)
+fn on_threads<T: Ungil + Send>(
+    py: Python<'_>,
+    threads: usize,
+    work: impl Ungil + Send + FnOnce() -> T,
+) -> PyResult<T> {
+    if threads <= 1 {
+        return Ok(py.detach(work));
+    }
+    let pool = pool(threads)?;
+    Ok(py.detach(|| pool.install(work)))
+}
+
+/// Bytes of text a batch needs for each thread it is given: below that, a thread costs more to
+/// wake and wait for than it saves.
+const BATCH_BYTES_PER_THREAD: usize = 8 * 1024;
+
+/// How many of `num_threads` a batch of `texts` is given (at least one).
+fn batch_threads(num_threads: usize, texts: &[PyBackedStr]) -> usize {
+    let bytes: usize = texts.iter().map(|t| t.len()).sum();
+    num_threads.min(bytes / BATCH_BYTES_PER_THREAD).max(1)
+}
+
 /// Flat ids of a batch and the offsets where each text's ids start.
 type FlatIds<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>);
 
@@ -147,20 +174,7 @@ impl CoreTokenizer {
         Ok(out)
     }
 
-    fn encode_many(
-        &self,
-        py: Python<'_>,
-        texts: &[PyBackedStr],
-        allowed: &SpecialSet,
-        disallowed: &SpecialSet,
-        num_threads: usize,
-    ) -> PyResult<Vec<Ids>> {
-        let pool = pool(num_threads)?;
-        py.detach(|| pool.install(|| self.encode_each(texts, allowed, disallowed)))
-            .map_err(|e| self.err(py, e))
-    }
-
-    /// The ids of each text, on the current rayon pool.
+    /// The ids of each text, on `work_sharing::threads_here()` threads.
     fn encode_each(
         &self,
         texts: &[PyBackedStr],
@@ -173,8 +187,8 @@ impl CoreTokenizer {
     }
 
     /// The ids of all texts one after another, and where each starts (`len + 1` offsets), on
-    /// the current rayon pool. Each share of the work writes the texts it takes into one
-    /// buffer with room for all of them, so it never grows, and is kept for use again
+    /// `work_sharing::threads_here()` threads. Each share of the work writes the texts it takes
+    /// into one buffer with room for all of them, so it never grows, and is kept for use again
     /// (`buffers`); the texts' ids are then copied out in order. (A buffer per text, as the
     /// list paths have, was at times freed and faulted in again on every call: 580-990 page
     /// faults a call, ~1.7 ms of a 9 ms batch, for gpt2 on holmes in 242 texts.)
@@ -220,7 +234,8 @@ impl CoreTokenizer {
         Ok((flat, offsets))
     }
 
-    /// One text, on `num_threads` threads when more than one (see `encode_parallel`).
+    /// One text, on `num_threads` threads when more than one and the text is long enough to be
+    /// cut (`2 * piece_bytes`, see `encode_parallel`); else on this thread.
     fn encode_text(
         &self,
         py: Python<'_>,
@@ -230,26 +245,23 @@ impl CoreTokenizer {
         num_threads: usize,
         piece_bytes: usize,
     ) -> PyResult<Ids> {
-        let pool = if num_threads > 1 {
-            Some(pool(num_threads)?)
-        } else {
-            None
-        };
-        py.detach(|| match &pool {
-            None => self.encode_one(text, allowed, disallowed),
-            Some(pool) => pool.install(|| {
-                let mut out = Ids::default();
-                self.enc
-                    .encode_parallel(
-                        text,
-                        allowed.as_allowed(),
-                        disallowed.as_allowed(),
-                        piece_bytes,
-                        &mut out,
-                    )
-                    .map(|()| out)
-            }),
-        })
+        if num_threads <= 1 || text.len() < 2 * piece_bytes.max(1) {
+            return py
+                .detach(|| self.encode_one(text, allowed, disallowed))
+                .map_err(|e| self.err(py, e));
+        }
+        on_threads(py, num_threads, || {
+            let mut out = Ids::default();
+            self.enc
+                .encode_parallel(
+                    text,
+                    allowed.as_allowed(),
+                    disallowed.as_allowed(),
+                    piece_bytes,
+                    &mut out,
+                )
+                .map(|()| out)
+        })?
         .map_err(|e| self.err(py, e))
     }
 }
@@ -446,24 +458,43 @@ impl CoreTokenizer {
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
+        let num_threads = batch_threads(num_threads, &texts);
         if num_threads <= 1 || texts.len() < 2 {
-            let all = self.encode_many(py, &texts, &a, &d, num_threads)?;
+            let all = py
+                .detach(|| self.encode_each(&texts, &a, &d))
+                .map_err(|e| self.err(py, e))?;
             let lists = all
                 .into_iter()
                 .map(|ids| self.to_list(py, &ids))
                 .collect::<PyResult<Vec<_>>>()?;
             return PyList::new(py, lists);
         }
-        // Python lists can only be built with the GIL, on this thread: build each document's
-        // list as soon as its ids are ready, while the pool encodes the rest, instead of
-        // after all of them (building the lists of holmes took a third of the batch time).
-        let pool = pool(num_threads)?;
+        // Python lists can only be built with the GIL, on this thread: it builds each text's
+        // list as soon as its ids are ready, and while the next is not, it encodes a text no
+        // thread has taken, with the GIL released. So the pool lends `num_threads - 1` workers,
+        // and a call never waits for a worker to wake: this thread alone would finish it.
+        // (Before, this thread only built lists and waited, and a batch of 200 KB in texts of
+        // 300 characters took longer on 2 threads than on one: 1.38-1.44 ms against 1.06-1.08.)
+        let helpers = pool(num_threads - 1)?;
+        let indices = crate::work_sharing::Indices::new(texts.len());
         let done: Vec<OnceLock<Result<Ids, Error>>> =
             (0..texts.len()).map(|_| OnceLock::new()).collect();
         let signal = (Mutex::new(()), Condvar::new());
+        // Set, under the lock, while this thread waits for a text: only then does a worker
+        // that finishes one take the lock to wake it (not a futex call per text).
+        let waiting = AtomicBool::new(false);
         let wake = || {
-            let _guard = signal.0.lock().unwrap_or_else(|p| p.into_inner());
-            signal.1.notify_all();
+            // Against the fence in the wait below: either the worker sees `waiting`, or the
+            // waiting thread sees what the worker stored before this call.
+            fence(Ordering::SeqCst);
+            if waiting.load(Ordering::Relaxed) {
+                let _guard = signal.0.lock().unwrap_or_else(|p| p.into_inner());
+                signal.1.notify_all();
+            }
+        };
+        let encode = |i: usize| {
+            let _ = done[i].set(self.encode_one(&texts[i], &a, &d));
+            wake();
         };
         // Set when the workers stop, even by a panic, so the wait below cannot hang.
         let finished = AtomicBool::new(false);
@@ -474,42 +505,56 @@ impl CoreTokenizer {
                 (self.1)();
             }
         }
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
+        helpers.in_place_scope(|scope| {
+            scope.spawn(|_| {
                 let _finish = Finish(&finished, wake);
-                pool.install(|| {
-                    crate::work_sharing::each_index(
-                        texts.len(),
-                        || (),
-                        |(), i| {
-                            let _ = done[i].set(self.encode_one(&texts[i], &a, &d));
-                            wake();
-                            Ok::<(), ()>(())
-                        },
-                    )
-                })
+                let threads = crate::work_sharing::threads_here();
+                crate::work_sharing::on_each_thread(threads, |_| {
+                    while let Some(i) = indices.take() {
+                        encode(i);
+                    }
+                });
             });
-            let mut lists = Vec::with_capacity(texts.len());
-            for slot in &done {
-                if slot.get().is_none() {
-                    py.detach(|| {
-                        let mut guard = signal.0.lock().unwrap_or_else(|p| p.into_inner());
-                        while slot.get().is_none() && !finished.load(Ordering::Acquire) {
-                            guard = signal.1.wait(guard).unwrap_or_else(|p| p.into_inner());
+            // Wait, with the GIL released, until `ready()` or the workers have stopped.
+            let wait = |ready: &(dyn Fn() -> bool + Sync)| {
+                py.detach(|| {
+                    let mut guard = signal.0.lock().unwrap_or_else(|p| p.into_inner());
+                    waiting.store(true, Ordering::Relaxed);
+                    fence(Ordering::SeqCst);
+                    while !ready() && !finished.load(Ordering::Acquire) {
+                        guard = signal.1.wait(guard).unwrap_or_else(|p| p.into_inner());
+                    }
+                    waiting.store(false, Ordering::Relaxed);
+                })
+            };
+            let lists = (|| {
+                let mut lists = Vec::with_capacity(texts.len());
+                for slot in &done {
+                    while slot.get().is_none() {
+                        let Some(i) = indices.take() else {
+                            // A worker has this text.
+                            wait(&|| slot.get().is_some());
+                            break;
+                        };
+                        py.detach(|| encode(i));
+                    }
+                    match slot.get() {
+                        Some(Ok(ids)) => lists.push(self.to_list(py, ids)?),
+                        Some(Err(e)) => return Err(self.err(py, e.clone())),
+                        None => {
+                            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                                "tokenmill: a batch worker stopped before encoding every text",
+                            ))
                         }
-                    });
-                }
-                match slot.get() {
-                    Some(Ok(ids)) => lists.push(self.to_list(py, ids)?),
-                    Some(Err(e)) => return Err(self.err(py, e.clone())),
-                    None => {
-                        return Err(pyo3::exceptions::PyRuntimeError::new_err(
-                            "tokenmill: a batch worker stopped before encoding every text",
-                        ))
                     }
                 }
-            }
-            PyList::new(py, lists)
+                PyList::new(py, lists)
+            })();
+            // After an error, encode no more. The scope then waits for the workers' job (which
+            // may not have started): wait here instead, with the GIL released.
+            indices.stop();
+            wait(&|| false);
+            lists
         })
     }
 
@@ -526,10 +571,9 @@ impl CoreTokenizer {
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
-        let pool = pool(num_threads)?;
         // One call on the pool for both steps: each call wakes the workers again.
-        let (flat, offsets) = py
-            .detach(|| pool.install(|| self.encode_flat(&texts, &a, &d)))
+        let threads = batch_threads(num_threads, &texts);
+        let (flat, offsets) = on_threads(py, threads, || self.encode_flat(&texts, &a, &d))?
             .map_err(|e| self.err(py, e))?;
         Ok((ids_to_numpy(py, flat)?, PyArray1::from_vec(py, offsets)))
     }
@@ -546,14 +590,11 @@ impl CoreTokenizer {
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
-        let pool = pool(num_threads)?;
-        py.detach(|| {
-            pool.install(|| {
-                crate::work_sharing::map_indices(texts.len(), |i| {
-                    self.enc.count(&texts[i], a.as_allowed(), d.as_allowed())
-                })
+        on_threads(py, batch_threads(num_threads, &texts), || {
+            crate::work_sharing::map_indices(texts.len(), |i| {
+                self.enc.count(&texts[i], a.as_allowed(), d.as_allowed())
             })
-        })
+        })?
         .map_err(|e| self.err(py, e))
     }
 

@@ -3,6 +3,7 @@ pickling — each checked against the plain encode/decode it must agree with."""
 
 from __future__ import annotations
 
+import gc
 import pickle
 import re
 import threading
@@ -70,6 +71,25 @@ def test_batches_agree_with_single_calls(enc, texts, threads, filler_at):
     assert len(offsets) == len(texts) + 1 and offsets[0] == 0
     assert [flat[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == want
     assert enc.decode_batch(want) == [enc.decode(w) for w in want]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_list_batches_leave_the_garbage_collector_as_they_found_it(threads):
+    # The collector is paused while a batch's lists are built (`CollectorPaused`).
+    enc = tokenmill.load("gpt2")
+    lines = FILLER.splitlines(keepends=True)
+    want = [tiktoken_encoding("gpt2").encode_ordinary(line) for line in lines]
+    bad = [*lines, "<|endoftext|>"]
+    try:
+        for running in (True, False):
+            (gc.enable if running else gc.disable)()
+            assert enc.encode_ordinary_batch(lines, num_threads=threads) == want
+            assert gc.isenabled() == running
+            with pytest.raises(tokenmill.DisallowedSpecialTokenError):
+                enc.encode_batch(bad, num_threads=threads)
+            assert gc.isenabled() == running
+    finally:
+        gc.enable()
 
 
 def test_large_numpy_outputs_reuse_buffers_without_sharing_them():

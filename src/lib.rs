@@ -12,7 +12,7 @@ pub mod pretokenize;
 pub mod threads;
 pub mod train;
 pub mod vocab;
-mod work_sharing;
+pub mod work_sharing;
 
 #[cfg(feature = "python")]
 mod py;

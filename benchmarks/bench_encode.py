@@ -187,13 +187,16 @@ def output_digest(mode: str, got: object) -> str:
 
 
 def worker(spec: dict) -> None:
-    """Build one peer, run the requested modes on one input, print timings as JSON."""
-    peer = ep.build(spec["peer"], spec["encoding"])
+    """Build one peer, run the requested modes on one input, print timings as JSON (and with
+    ``spec["load"]``, under ``"load"``, the seconds to build the peer and make its first call)."""
     text = Path(spec["input"]).read_text(encoding="utf-8")
     docs = split_docs(text, spec["doc_chars"])
+    t0 = time.perf_counter()
+    peer = ep.build(spec["peer"], spec["encoding"])
     # One tiny unrelated call first, so that one-time lazy setup (thread pools, tables built on
     # first use) is not charged to the first pass; the caches stay cold for ``text``.
     peer.encode("warm up")
+    load = time.perf_counter() - t0
     out = {}
     for mode in spec["modes"]:
         fn = getattr(peer, MODE_FN[mode])
@@ -213,6 +216,8 @@ def worker(spec: dict) -> None:
             if spent > spec["budget"]:
                 break
         out[mode] = {"best": best, "first": first, "cpu": best_cpu, "digest": d}
+    if spec.get("load"):
+        out["load"] = {"best": load, "cpu": 0.0, "digest": ""}
     print(json.dumps(out))
 
 
@@ -239,9 +244,11 @@ def run_worker(
     timeout: float,
     doc_chars: int,
     env: dict[str, str] | None = None,
+    load: bool = False,
 ) -> dict[str, Cell]:
     """Time ``modes`` of ``peer`` on the text in ``path`` in a fresh process (with ``env`` added
-    to this one's environment); the cells keep the output's digest as their detail."""
+    to this one's environment); the cells keep the output's digest as their detail. With
+    ``load``, a ``"load"`` cell has the seconds the peer took to build and make a first call."""
     spec = {
         "peer": peer,
         "encoding": encoding,
@@ -250,6 +257,7 @@ def run_worker(
         "rounds": rounds,
         "budget": budget,
         "doc_chars": doc_chars,
+        "load": load,
     }
     cmd = [sys.executable, __file__, "--worker", json.dumps(spec)]
     try:
@@ -348,6 +356,8 @@ def bench_encoding(
     # The parallel rows of the peers in ep.THREADS_VAR (one thread in this process), timed in a
     # subprocess afterwards: (peer, corpus) -> {mode: digest of tiktoken's output}.
     pooled: dict[tuple[str, str], dict[str, str]] = {}
+    # Each peer's fastest build + first call, in the fresh processes of the cold passes.
+    loads: dict[str, float] = {}
 
     # Verify every peer on every corpus and form before timing anything.
     for corpus in plain:
@@ -425,7 +435,7 @@ def bench_encoding(
                     best = cells.get((name, corpus, "cold list"))
                     if best is not None and best.status != "ok":
                         continue
-                    cell = run_worker(
+                    got = run_worker(
                         name,
                         encoding,
                         path,
@@ -434,7 +444,11 @@ def bench_encoding(
                         0.0,
                         args.patho_timeout * 3,
                         args.doc_chars,
-                    )["list"]
+                        load=True,
+                    )
+                    cell = got["list"]
+                    if "load" in got:
+                        loads[name] = min(loads.get(name, float("inf")), got["load"].seconds)
                     if cell.status == "ok" and cell.detail != want_d:
                         cell.status = "differ"
                     cells[name, corpus, "cold list"] = faster(best, cell)
@@ -523,6 +537,16 @@ def bench_encoding(
                         "detail": "" if ok else c.detail,
                     }
                 )
+    if loads:
+        # A cold row leaves out building the peer: what it costs before the first id.
+        print("load + first call, seconds (best fresh process): " + "  ".join(
+            f"{n} {loads[n]:.2f}" for n in names if n in loads
+        ))  # fmt: skip
+        rows += [
+            {"encoding": encoding, "mode": "load", "peer": n, "seconds": round(loads[n], 4)}
+            for n in names
+            if n in loads
+        ]
     differ: dict[str, list[str]] = {}
     for (n, corpus, mode), c in cells.items():
         if c.status == "differ":

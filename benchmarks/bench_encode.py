@@ -190,7 +190,8 @@ def worker(spec: dict) -> None:
     """Build one peer, run the requested modes on one input, print timings as JSON (and with
     ``spec["load"]``, under ``"load"``, the seconds to build the peer and make its first call)."""
     text = Path(spec["input"]).read_text(encoding="utf-8")
-    docs = split_docs(text, spec["doc_chars"])
+    batches = any(m.startswith("batch") for m in spec["modes"])
+    docs = split_docs(text, spec["doc_chars"]) if batches else []
     t0 = time.perf_counter()
     peer = ep.build(spec["peer"], spec["encoding"])
     # One tiny unrelated call first, so that one-time lazy setup (thread pools, tables built on
@@ -242,13 +243,15 @@ def run_worker(
     rounds: int,
     budget: float,
     timeout: float,
-    doc_chars: int,
+    *,
+    doc_chars: int = 0,
     env: dict[str, str] | None = None,
     load: bool = False,
 ) -> dict[str, Cell]:
     """Time ``modes`` of ``peer`` on the text in ``path`` in a fresh process (with ``env`` added
-    to this one's environment); the cells keep the output's digest as their detail. With
-    ``load``, a ``"load"`` cell has the seconds the peer took to build and make a first call."""
+    to this one's environment); the cells keep the output's digest as their detail. Batch modes
+    cut the text into documents of ``doc_chars``. With ``load``, a ``"load"`` cell has the
+    seconds the peer took to build and make a first call."""
     spec = {
         "peer": peer,
         "encoding": encoding,
@@ -415,8 +418,8 @@ def bench_encoding(
                 args.rounds + 1,
                 args.budget * len(want_d),
                 args.patho_timeout * 6,
-                args.doc_chars,
-                env,
+                doc_chars=args.doc_chars,
+                env=env,
             )
             for mode, cell in res.items():
                 if cell.status == "ok" and cell.detail != want_d[mode]:
@@ -436,15 +439,7 @@ def bench_encoding(
                     if best is not None and best.status != "ok":
                         continue
                     got = run_worker(
-                        name,
-                        encoding,
-                        path,
-                        ["list"],
-                        1,
-                        0.0,
-                        args.patho_timeout * 3,
-                        args.doc_chars,
-                        load=True,
+                        name, encoding, path, ["list"], 1, 0.0, args.patho_timeout * 3, load=True
                     )
                     cell = got["list"]
                     if "load" in got:
@@ -466,14 +461,11 @@ def bench_encoding(
                     min(args.rounds, 2),
                     args.budget,
                     args.patho_timeout,
-                    args.doc_chars,
                 )
                 for mode in ("cold list", "cold numpy"):
                     # One process per mode, so the second pass does not find the first's cache.
                     for _ in range(args.rounds):
-                        got = run_worker(
-                            name, encoding, path, [mode], 1, 0.0, args.patho_timeout, args.doc_chars
-                        )
+                        got = run_worker(name, encoding, path, [mode], 1, 0.0, args.patho_timeout)
                         if mode not in got:  # the peer has no such form
                             break
                         res[mode] = faster(res.get(mode), got[mode])

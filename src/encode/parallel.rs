@@ -29,6 +29,12 @@ pub(crate) fn safe_cut(b: &[u8], from: usize) -> Option<usize> {
         .find(|&i| cut_after_newline(b, i) || (b[i] == b' ' && letter(i - 1) && letter(i + 1)))
 }
 
+/// Whether a text segment of `len` bytes is cut into pieces of about `piece_bytes` (a text
+/// shorter than that is encoded whole, so threads cannot help it).
+pub fn long_enough_to_cut(len: usize, piece_bytes: usize) -> bool {
+    len >= 2 * piece_bytes.max(1)
+}
+
 /// Work for one thread: a piece of text, or a special token's id.
 enum Part<'t> {
     Text(&'t str),
@@ -61,7 +67,7 @@ impl Encoder {
             |t| {
                 let b = t.as_bytes();
                 let mut parts = parts.borrow_mut();
-                if !cuttable || b.len() < 2 * piece_bytes {
+                if !cuttable || !long_enough_to_cut(b.len(), piece_bytes) {
                     parts.push(Part::Text(t));
                     return Ok(());
                 }

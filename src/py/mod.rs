@@ -2,7 +2,7 @@
 //! releases the GIL for the work, calls the core and maps [`Error`] to a Python exception.
 
 use crate::buffers::Ids;
-use crate::encode::{concat_into, in_order, Allowed, Encoder, Span};
+use crate::encode::{concat_into, in_order, long_enough_to_cut, Allowed, Encoder, Span};
 use crate::error::Error;
 use crate::pretokenize::Splitter;
 use crate::threads::Pool;
@@ -260,7 +260,7 @@ impl CoreTokenizer {
     }
 
     /// One text, on `num_threads` threads when more than one and the text is long enough to be
-    /// cut (`2 * piece_bytes`, see `encode_parallel`); else on this thread.
+    /// cut (`long_enough_to_cut`, see `encode_parallel`); else on this thread.
     fn encode_text(
         &self,
         py: Python<'_>,
@@ -270,7 +270,7 @@ impl CoreTokenizer {
         num_threads: usize,
         piece_bytes: usize,
     ) -> PyResult<Ids> {
-        if num_threads <= 1 || text.len() < 2 * piece_bytes.max(1) {
+        if num_threads <= 1 || !long_enough_to_cut(text.len(), piece_bytes) {
             return py
                 .detach(|| self.encode_one(text, allowed, disallowed))
                 .map_err(|e| self.err(py, e));

@@ -9,6 +9,7 @@ pub mod encode;
 pub mod error;
 mod pages;
 pub mod pretokenize;
+mod short_key;
 pub mod threads;
 pub mod train;
 pub mod vocab;

@@ -18,8 +18,10 @@ use std::ops::{Deref, DerefMut};
 /// An implementor must be valid when every byte of it is zero.
 pub unsafe trait Zeroable: Copy {}
 
-// SAFETY: an integer.
+// SAFETY: integers.
 unsafe impl Zeroable for u64 {}
+unsafe impl Zeroable for u32 {}
+unsafe impl Zeroable for u128 {}
 
 /// A fixed-length slice of `T`, all zero at first.
 pub struct Table<T: Zeroable> {

@@ -13,6 +13,8 @@
 //! a literal port of tiktoken's byte-slice rule on random vocabularies.
 
 use crate::error::Error;
+use crate::pages::Table;
+use crate::short_key::{hash128, key_of, MAX_KEY};
 
 /// Bytes <-> rank maps for the mergeable (non-special) tokens of a vocabulary.
 #[derive(Debug, Clone)]
@@ -21,8 +23,17 @@ pub struct Vocab {
     data: Vec<u8>,
     starts: Vec<u32>,
     /// Open-addressing table of `rank + 1` (0 = empty), hashed by token bytes.
-    slots: Vec<u32>,
+    slots: Table<u32>,
     mask: usize,
+    /// The tokens of at most `MAX_KEY` bytes again, by their `short_key`: keys and ranks side
+    /// by side (`short_keys[i]` is the key of token `short_ranks[i]`; key 0 = empty), so that a
+    /// lookup reads one key and one rank, both at an index known from the hash, instead of a
+    /// slot, then where the token starts, then its bytes. Those three dependent reads were
+    /// 23% of a first pass of o200k_base over holmes in a fresh process, whose tables are not
+    /// in the CPU's caches yet.
+    short_keys: Table<u128>,
+    short_ranks: Table<u32>,
+    short_mask: usize,
     /// Longest token length in bytes: a longer string is no token, without hashing it.
     max_len: usize,
     byte_ranks: [u32; 256],
@@ -44,7 +55,7 @@ pub const MAX_RANKS: usize = 1 << 21;
 /// touched per lookup, no pointers.
 #[derive(Debug, Clone)]
 struct PairTable {
-    slots: Vec<u64>,
+    slots: Table<u64>,
     mask: usize,
 }
 
@@ -52,7 +63,7 @@ impl PairTable {
     fn with_capacity(n: usize) -> PairTable {
         let cap = (n * 2).next_power_of_two().max(16);
         PairTable {
-            slots: vec![0; cap],
+            slots: Table::zeroed(cap),
             mask: cap - 1,
         }
     }
@@ -144,11 +155,16 @@ impl Vocab {
         }
         starts.push(data.len() as u32);
         let cap = (tokens.len() * 2).next_power_of_two().max(16);
+        let n_short = tokens.iter().filter(|t| t.len() <= MAX_KEY).count();
+        let short_cap = (n_short * 2).next_power_of_two().max(16);
         let mut vocab = Vocab {
             data,
             starts,
-            slots: vec![0; cap],
+            slots: Table::zeroed(cap),
             mask: cap - 1,
+            short_keys: Table::zeroed(short_cap),
+            short_ranks: Table::zeroed(short_cap),
+            short_mask: short_cap - 1,
             max_len: tokens.iter().map(Vec::len).max().unwrap_or(0),
             byte_ranks: [u32::MAX; 256],
             pairs: PairTable::with_capacity(tokens.len()),
@@ -213,6 +229,14 @@ impl Vocab {
             match self.slots[i] {
                 0 => {
                     self.slots[i] = rank + 1;
+                    if let Some(key) = key_of(bytes) {
+                        let mut j = hash128(key) & self.short_mask;
+                        while self.short_keys[j] != 0 {
+                            j = (j + 1) & self.short_mask;
+                        }
+                        self.short_keys[j] = key;
+                        self.short_ranks[j] = rank;
+                    }
                     return None;
                 }
                 s if self.token(s - 1) == bytes => return Some(s - 1),
@@ -248,6 +272,16 @@ impl Vocab {
     /// The rank of a byte string, if it is a token.
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        if let Some(key) = key_of(bytes) {
+            let mut i = hash128(key) & self.short_mask;
+            loop {
+                match self.short_keys[i] {
+                    k if k == key => return Some(self.short_ranks[i]),
+                    0 => return None,
+                    _ => i = (i + 1) & self.short_mask,
+                }
+            }
+        }
         if bytes.len() > self.max_len {
             return None;
         }
@@ -456,6 +490,42 @@ mod tests {
         assert_eq!(v.merge_rank(256, b'c' as u32), Some(257));
         assert_eq!(v.merge_rank(b'a' as u32, b'b' as u32), Some(256));
         assert_eq!(v.merge_rank(b'b' as u32, b'c' as u32), None);
+    }
+
+    #[test]
+    fn rank_finds_exactly_the_tokens_short_and_long() {
+        // Tokens of every length around the short keys' limit, zero bytes included (a short
+        // key pads with zeros), and strings that differ from a token only in length or in one
+        // byte, or are prefixes of one.
+        let mut rng = crate::encode::Rng(99);
+        let mut extra: Vec<Vec<u8>> = Vec::new();
+        for len in 2..=MAX_KEY + 6 {
+            for _ in 0..40 {
+                extra.push(rng.text(b"ab\0\xff", len));
+            }
+        }
+        extra.sort();
+        extra.dedup();
+        let refs: Vec<&[u8]> = extra.iter().map(|t| &t[..]).collect();
+        let tokens = bytes_plus(&refs);
+        let v = Vocab::new(&tokens).unwrap();
+        let want: std::collections::HashMap<&[u8], u32> = tokens
+            .iter()
+            .enumerate()
+            .map(|(r, t)| (&t[..], r as u32))
+            .collect();
+        let mut probes: Vec<Vec<u8>> = tokens.clone();
+        for t in &extra {
+            probes.push([&t[..], b"\0"].concat());
+            probes.push(t[..t.len() - 1].to_vec());
+            let mut flipped = t.clone();
+            flipped[rng.below(t.len())] ^= 1;
+            probes.push(flipped);
+        }
+        probes.push(Vec::new());
+        for p in &probes {
+            assert_eq!(v.rank(p), want.get(&p[..]).copied(), "{}", show_bytes(p));
+        }
     }
 
     #[test]

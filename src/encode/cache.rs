@@ -10,11 +10,10 @@
 //! once. The slot tables are on 2 MiB pages where the OS allows (`pages.rs`).
 
 use crate::pages::{prefetch, Table, Zeroable};
+use crate::short_key::{hash128, key_at, key_of};
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
 
-/// Longest chunk the cache holds (the 16th key byte is the length).
-pub const MAX_KEY: usize = 15;
 /// Most ids a first-level slot holds inline; a short chunk of more ids keeps them in the
 /// level's spill arena.
 pub const MAX_IDS: usize = 3;
@@ -249,72 +248,6 @@ impl HugeCache {
         self.entries.push_back((hash, chunk.into(), ids.into()));
         self.bytes += size;
     }
-}
-
-/// The key of a chunk of 1..=15 bytes: its bytes in order (zero-padded) and its length in the
-/// top byte, built from a few overlapping loads instead of a variable-length copy (which
-/// compiled to a `memmove` call and cost 10% of encoding). Keys are unique per chunk.
-#[inline]
-fn key_of(chunk: &[u8]) -> Option<u128> {
-    let n = chunk.len();
-    let lo = |k: usize| u32::from_le_bytes(chunk[k..k + 4].try_into().unwrap_or_default()) as u64;
-    let lo8 = |k: usize| u64::from_le_bytes(chunk[k..k + 8].try_into().unwrap_or_default());
-    let (lo, hi) = match n {
-        // An empty chunk would have key 0, the empty-slot marker; the splitter never makes one.
-        0 => return None,
-        1 => (chunk[0] as u64, 0),
-        2 => (u16::from_le_bytes([chunk[0], chunk[1]]) as u64, 0),
-        3 => (
-            u32::from_le_bytes([chunk[0], chunk[1], chunk[2], 0]) as u64,
-            0,
-        ),
-        // Bytes 4..n are the top lanes of the last four.
-        4..=8 => (lo(0) | (lo(n - 4) >> (8 * (8 - n))) << 32, 0),
-        // Bytes 8..n are the top lanes of the last eight.
-        9..=MAX_KEY => (lo8(0), lo8(n - 8) >> (8 * (16 - n))),
-        _ => return None,
-    };
-    Some(with_len(lo as u128 | (hi as u128) << 64, n))
-}
-
-/// The key of the chunk `text[start..end]`: one 16-byte load from `text` where 16 bytes follow
-/// the chunk's start (all but the last few chunks), else [`key_of`]. None for a chunk that is
-/// empty, longer than `MAX_KEY` or not inside `text`.
-#[inline(always)]
-fn key_at(text: &[u8], start: usize, end: usize) -> Option<u128> {
-    let n = end.wrapping_sub(start);
-    match text.get(start..).and_then(|t| t.first_chunk::<16>()) {
-        Some(w) if n.wrapping_sub(1) < MAX_KEY => {
-            let w = u128::from_le_bytes(*w);
-            // The key's bytes and length from a table (a variable 128-bit shift is several
-            // instructions and a branch).
-            let (keep, len) = KEY_MASKS[n & 15];
-            Some(w & keep | len)
-        }
-        _ => text.get(start..end).and_then(key_of),
-    }
-}
-
-/// For `n` in 1..=15: the mask of a key's first `n` bytes, and `with_len(0, n)`.
-const KEY_MASKS: [(u128, u128); 16] = {
-    let mut t = [(0u128, 0u128); 16];
-    let mut n = 1;
-    while n < 16 {
-        t[n] = ((1u128 << (8 * n)) - 1, (n as u128) << 120);
-        n += 1;
-    }
-    t
-};
-
-#[inline(always)]
-fn with_len(bytes: u128, n: usize) -> u128 {
-    bytes | (n as u128) << 120
-}
-
-#[inline]
-fn hash128(key: u128) -> usize {
-    let h = (key as u64 ^ ((key >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (h >> 32) as usize
 }
 
 impl ChunkCache {
@@ -661,28 +594,6 @@ mod tests {
             out,
             [1, 2, 3, 16, 1, 2, 3, 1, 1, 2, 3, 16, 1, 2, 3, 1, 1, 2, 3, 2]
         );
-        // The 16-byte load of `key_at` gives `key_of`'s key for every chunk of a text, also
-        // near its end, where it falls back; none for a chunk not inside the text.
-        let text: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(97) | 1).collect();
-        for a in 0..text.len() {
-            for b in a..=text.len().min(a + 17) {
-                assert_eq!(key_at(&text, a, b), key_of(&text[a..b]), "{a}..{b}");
-            }
-        }
-        assert_eq!(key_at(&text[..8], 20, 25), None);
-        assert_eq!(key_at(&text[..8], 6, 9), None);
-        // Keys are unique: chunks differing in any one byte, or in length, differ in key.
-        for n in 1..=MAX_KEY {
-            let a: Vec<u8> = (1..=n as u8).collect();
-            for p in 0..n {
-                let mut b = a.clone();
-                b[p] ^= 0x80;
-                assert_ne!(key_of(&a), key_of(&b), "length {n}, byte {p}");
-            }
-            let mut longer = a.clone();
-            longer.push(0);
-            assert_ne!(key_of(&a), key_of(&longer), "length {n}");
-        }
         // A batch whose first chunk is a miss that grows or clears the cache: the later hits,
         // read before, must not be served from the moved or emptied slots.
         for (fill, grows) in [(SLOTS / 4 * 3 - 1, true), (MAX_SLOTS / 4 * 3 - 1, false)] {

@@ -31,10 +31,15 @@ form; a mismatch shows as ``ids differ`` in the table instead of a speed. A dagg
 marks a one-thread row where the peer used more than one core (CPU time / wall time > 1.3): some
 peers split a single long input across their thread pool. A peer whose thread count is one
 environment variable for its whole process (fastokens: ``FASTOKENS_BPE_THREADS``) runs with it
-at 1 here, and its batch and ``threads numpy`` rows are timed in a subprocess with it at 2.
+at 1 here, and at 2 in the subprocesses of the 2-thread rows.
 
-The machine may be shared, so every cell is timed in interleaved rounds and keeps its best
-time (each cell stops repeating once it has spent ``--budget`` seconds).
+The machine may be shared, so every one-thread cell is timed in interleaved rounds and keeps
+its best time (each cell stops repeating once it has spent ``--budget`` seconds). The 2-thread
+rows (``batch list``, ``batch numpy``, ``threads numpy``) are timed for every peer alike in a
+fresh process per peer and corpus, rounds back to back, after one pass that fills the caches.
+(They once were for fastokens only, whose thread count is set per process, and the rest were
+interleaved: rounds back to back ran up to 2x faster than interleaved ones, so fastokens
+looked ahead of tokenmill on 2 threads on Holmes and code, where it is behind.)
 
     python benchmarks/bench_encode.py [--quick] [--encodings ...] [--corpora ...]
                                       [--peers ...] [--rounds 3] [--json out.json]
@@ -356,8 +361,8 @@ def bench_encoding(
     plain = [c for c in texts if not c.startswith("patho:")]
     patho = [c for c in texts if c.startswith("patho:")]
     cells: dict[tuple[str, str, str], Cell] = {}
-    # The parallel rows of the peers in ep.THREADS_VAR (one thread in this process), timed in a
-    # subprocess afterwards: (peer, corpus) -> {mode: digest of tiktoken's output}.
+    # The parallel rows (BIG_ONLY), timed afterwards in a subprocess per peer and corpus, for
+    # every peer alike: (peer, corpus) -> {mode: digest of tiktoken's output}.
     pooled: dict[tuple[str, str], dict[str, str]] = {}
     # Each peer's fastest build + first call, in the fresh processes of the cold passes.
     loads: dict[str, float] = {}
@@ -372,7 +377,7 @@ def bench_encoding(
         for name in names:
             for mode in [m for m in WARM_MODES if big or m not in BIG_ONLY]:
                 w = want_b if mode.startswith("batch") else want
-                if mode in BIG_ONLY and name in ep.THREADS_VAR:
+                if mode in BIG_ONLY:
                     if getattr(peers[name], MODE_FN[mode]) is not None:
                         # tiktoken's batch is a list: its digest equals a right flat form's.
                         form = "batch list" if mode.startswith("batch") else mode
@@ -408,7 +413,7 @@ def bench_encoding(
         for (name, corpus), want_d in pooled.items():
             path = Path(tmp) / "input.txt"
             path.write_text(texts[corpus], encoding="utf-8")
-            env = {ep.THREADS_VAR[name]: str(ep.THREADS)}
+            env = {ep.THREADS_VAR[name]: str(ep.THREADS)} if name in ep.THREADS_VAR else None
             # One more round than the rest: the first pass fills the caches, as check() does.
             res = run_worker(
                 name,

@@ -1,6 +1,6 @@
 //! One long text encoded on several threads: cut at places no chunk of a named pattern
 //! crosses, the pieces encoded at once on the current rayon pool (piece k on worker k mod
-//! threads, unless another worker is done with its own first: [`Claims`]), their ids
+//! threads, unless another worker is done with its own first: `work_sharing::Claims`), their ids
 //! concatenated.
 //!
 //! Where a text can be cut (both need only ASCII around the cut, so the cut is a character
@@ -19,8 +19,8 @@
 use super::{Allowed, Encoder};
 use crate::error::Error;
 use crate::train::cut_after_newline;
+use crate::work_sharing::Claims;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The first place at or after `from` where `b` can be cut (see the module doc).
 pub(crate) fn safe_cut(b: &[u8], from: usize) -> Option<usize> {
@@ -125,64 +125,6 @@ impl Encoder {
     }
 }
 
-/// Which worker encodes which part of a call. Worker `me` of `threads` takes its own parts
-/// (k = me mod threads) in text order, then the parts of the others that no worker has
-/// started, from the last one back, while their cost fits in its spare room.
-///
-/// Own parts first: each worker keeps its own chunk cache, so a text encoded again finds most
-/// parts' chunks where they were left. Handed out by work stealing alone, the same 24-language
-/// text (gpt2, 2 threads) ran at 64, 129, 97, then 204-233 MB/s over its first calls, as parts
-/// met workers that had not seen them. The others' parts after: a worker on a CPU slower than
-/// the others (on this project's virtual machine, one CPU runs 30-40% slower at times) would
-/// otherwise hold up the whole call. (A part taken this way is encoded with a cache that has
-/// not seen it: once, a worker woken 2.8 ms late lost its last part to the other, which took
-/// 4.3 ms over it against 1.3 ms warm; the calls after it took nothing.)
-///
-/// `me` is a share of `work_sharing::on_each_thread`, which the pool's worker of that index
-/// runs as a rule.
-struct Claims(Box<[AtomicBool]>);
-
-impl Claims {
-    fn new(parts: usize) -> Claims {
-        Claims((0..parts).map(|_| AtomicBool::new(false)).collect())
-    }
-
-    /// Whether this worker is the first to claim part `k`.
-    fn claim(&self, k: usize) -> bool {
-        // The flag alone is shared: the parts' ids reach the caller when the workers join.
-        !self.0[k].swap(true, Ordering::Relaxed)
-    }
-
-    /// Run `work` on the parts worker `me` claims, as the type doc says, taking others' parts
-    /// of at most `spare` cost in all, and stop at the first error.
-    ///
-    /// The first error in text order is among those the workers return, whatever the timing:
-    /// a claimed part is always worked on, and the owner of the first failing part claims or
-    /// finds claimed all its parts up to it, as none before it fails.
-    fn run<E>(
-        &self,
-        me: usize,
-        threads: usize,
-        mut spare: usize,
-        cost: impl Fn(usize) -> usize,
-        mut work: impl FnMut(usize) -> Result<(), E>,
-    ) -> Result<(), (usize, E)> {
-        let n = self.0.len();
-        for k in (me..n).step_by(threads) {
-            if self.claim(k) {
-                work(k).map_err(|e| (k, e))?;
-            }
-        }
-        for k in (0..n).rev().filter(|k| k % threads != me) {
-            if cost(k) <= spare && self.claim(k) {
-                spare -= cost(k);
-                work(k).map_err(|e| (k, e))?;
-            }
-        }
-        Ok(())
-    }
-}
-
 /// Where an item's ids are: the item's index and its range in its share's buffer.
 pub type Span = (usize, std::ops::Range<usize>);
 
@@ -257,104 +199,6 @@ mod tests {
         assert_eq!(safe_cut("é b".as_bytes(), 0), None);
         assert_eq!(safe_cut(b"ab cd ef", 3), Some(5));
         assert_eq!(safe_cut(b"ab cd", 5), None);
-    }
-
-    /// What `Claims::run` returns.
-    type Ran<E> = Result<(), (usize, E)>;
-
-    /// Run `claims` on `threads` scoped threads; `work(me, k)` is each worker's work. Returns
-    /// which worker did each part (`None`: no worker) and each worker's result.
-    fn share<E: Send>(
-        claims: &Claims,
-        threads: usize,
-        spare: usize,
-        work: impl Fn(usize, usize) -> Result<(), E> + Sync,
-    ) -> (Vec<Option<usize>>, Vec<Ran<E>>) {
-        let by = std::sync::Mutex::new(vec![None; claims.0.len()]);
-        let results = std::thread::scope(|s| {
-            let workers: Vec<_> = (0..threads)
-                .map(|me| {
-                    let (by, work) = (&by, &work);
-                    s.spawn(move || {
-                        claims.run(
-                            me,
-                            threads,
-                            spare,
-                            |_| 1,
-                            |k| {
-                                let mut by = by.lock().unwrap();
-                                assert_eq!(by[k], None, "part {k} worked on twice");
-                                by[k] = Some(me);
-                                drop(by);
-                                work(me, k)
-                            },
-                        )
-                    })
-                })
-                .collect();
-            workers.into_iter().map(|w| w.join().unwrap()).collect()
-        });
-        (by.into_inner().unwrap(), results)
-    }
-
-    #[test]
-    fn a_worker_done_first_takes_the_others_last_parts_within_its_room() {
-        // Worker 1 is held in its first part until worker 0 has worked on 18 parts: its own
-        // (the even ones) and 6 (its spare room) of worker 1's, from the end. (A wrong
-        // schedule makes the wait time out, and the assertion fail.)
-        let claims = Claims::new(24);
-        let zero = (std::sync::Mutex::new(0), std::sync::Condvar::new());
-        let (by, results) = share(&claims, 2, 6, |me, _| {
-            let (count, cv) = &zero;
-            let mut count = count.lock().unwrap();
-            if me == 1 {
-                let wait = std::time::Duration::from_secs(10);
-                drop(cv.wait_timeout_while(count, wait, |n| *n < 18).unwrap());
-            } else {
-                *count += 1;
-                cv.notify_all();
-            }
-            Ok::<(), ()>(())
-        });
-        let want: Vec<Option<usize>> = (0..24)
-            .map(|k| Some(if k % 2 == 0 || k >= 13 { 0 } else { 1 }))
-            .collect();
-        assert_eq!(by, want);
-        assert!(results.iter().all(Result::is_ok));
-    }
-
-    #[test]
-    fn every_part_is_worked_on_once_and_the_first_error_is_always_met() {
-        let mut rng = crate::encode::Rng(0x5eed_1234);
-        for round in 0..200 {
-            let parts = 1 + rng.below(40);
-            let threads = 1 + rng.below(4);
-            let spare = rng.below(parts + 1);
-            let fails: Vec<bool> = (0..parts).map(|_| rng.below(8) == 0).collect();
-            let delays: Vec<u64> = (0..parts).map(|_| rng.below(3) as u64 * 100).collect();
-            let claims = Claims::new(parts);
-            let (by, results) = share(&claims, threads, spare, |_, k| {
-                std::thread::sleep(std::time::Duration::from_micros(delays[k]));
-                if fails[k] {
-                    Err(k)
-                } else {
-                    Ok(())
-                }
-            });
-            let first = fails.iter().position(|&f| f);
-            let met = results.iter().filter_map(|r| r.as_ref().err()).min();
-            assert_eq!(met.map(|e| e.0), first, "round {round}");
-            assert!(results
-                .iter()
-                .all(|r| r.as_ref().err().is_none_or(|(k, e)| k == e)));
-            if first.is_none() {
-                assert!(by.iter().all(Option::is_some), "round {round}: {by:?}");
-            }
-            for me in 0..threads {
-                let taken = (0..parts).filter(|&k| by[k] == Some(me) && k % threads != me);
-                assert!(taken.count() <= spare, "round {round}");
-            }
-        }
     }
 
     #[test]

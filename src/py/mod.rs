@@ -225,7 +225,7 @@ impl CoreTokenizer {
     ) -> Result<(Ids, Vec<i64>), Error> {
         let total = texts.iter().map(|t| t.len()).sum();
         let (a, d) = (allowed.as_allowed(), disallowed.as_allowed());
-        let shares = crate::work_sharing::each_index(
+        let shares = crate::work_sharing::each_own_index(
             texts.len(),
             || (None, Vec::new()),
             |(ids, spans): &mut (Option<Ids>, Vec<Span>), i| {

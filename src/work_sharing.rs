@@ -124,11 +124,13 @@ impl Claims {
     }
 
     /// Run `work` on the parts worker `me` claims, as the type doc says, taking others' parts
-    /// of at most `spare` cost in all, and stop at the first error.
+    /// of at most `spare` cost in all, and stop at the first error. A part that fails leaves
+    /// the parts after it unclaimed no more: no worker starts them.
     ///
     /// The first error in text order is among those the workers return, whatever the timing:
-    /// a claimed part is always worked on, and the owner of the first failing part claims or
-    /// finds claimed all its parts up to it, as none before it fails.
+    /// a claimed part is always worked on, parts before a failed one stay claimable, and the
+    /// owner of the first failing part claims or finds claimed all its parts up to it, as none
+    /// before it fails.
     pub fn run<E>(
         &self,
         me: usize,
@@ -138,15 +140,23 @@ impl Claims {
         mut work: impl FnMut(usize) -> Result<(), E>,
     ) -> Result<(), (usize, E)> {
         let n = self.0.len();
+        let mut attempt = |k: usize| {
+            work(k).map_err(|e| {
+                for flag in &self.0[k + 1..] {
+                    flag.store(true, Ordering::Relaxed);
+                }
+                (k, e)
+            })
+        };
         for k in (me..n).step_by(threads) {
             if self.claim(k) {
-                work(k).map_err(|e| (k, e))?;
+                attempt(k)?;
             }
         }
         for k in (0..n).rev().filter(|k| k % threads != me) {
             if cost(k) <= spare && self.claim(k) {
                 spare -= cost(k);
-                work(k).map_err(|e| (k, e))?;
+                attempt(k)?;
             }
         }
         Ok(())
@@ -288,6 +298,26 @@ mod tests {
     }
 
     #[test]
+    fn no_part_after_a_failed_one_is_started() {
+        // Part 0 fails at once; worker 1 is held in part 1 (if it claimed it first) until
+        // then. Nothing after part 1 is worked on by either worker.
+        let claims = Claims::new(20);
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        let (by, results) = share(&claims, 2, 20, |_, k| {
+            if k == 0 {
+                failed.store(true, Ordering::Release);
+                return Err(k);
+            }
+            while !failed.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            Ok(())
+        });
+        assert!(by[2..].iter().all(Option::is_none), "{by:?}");
+        assert_eq!(results[0], Err((0, 0)));
+    }
+
+    #[test]
     fn every_part_is_worked_on_once_and_the_first_error_is_always_met() {
         let mut rng = crate::encode::Rng(0x5eed_1234);
         for round in 0..200 {
@@ -311,6 +341,9 @@ mod tests {
             assert!(results
                 .iter()
                 .all(|r| r.as_ref().err().is_none_or(|(k, e)| k == e)));
+            if let Some(f) = first {
+                assert!(by[..f].iter().all(Option::is_some), "round {round}: {by:?}");
+            }
             if first.is_none() {
                 assert!(by.iter().all(Option::is_some), "round {round}: {by:?}");
             }

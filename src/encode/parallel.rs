@@ -17,6 +17,7 @@
 //! `tests/test_parallel_encode.py` checks cut encodings against whole ones.
 
 use super::{Allowed, Encoder};
+use crate::buffers::Ids;
 use crate::error::Error;
 use crate::train::cut_after_newline;
 use crate::work_sharing::Claims;
@@ -125,6 +126,31 @@ impl Encoder {
     }
 }
 
+/// The ids of `n` items in item order, one after another, and where each starts (`n + 1`
+/// offsets), from the buffers of the shares that took them, each with the spans of the items
+/// it took.
+pub fn join_shares(mut shares: Vec<(Ids, Vec<Span>)>, n: usize) -> (Ids, Vec<i64>) {
+    let mut offsets = vec![0i64; n + 1];
+    for (i, span) in shares.iter().flat_map(|(_, spans)| spans) {
+        offsets[i + 1] = span.len() as i64;
+    }
+    for i in 1..offsets.len() {
+        offsets[i] += offsets[i - 1];
+    }
+    // One share took every item in order (one thread): its buffer is the result, with nothing
+    // to copy. (A share of several threads whose others never woke took its own items first,
+    // then theirs from the last back: `work_sharing::Claims`.)
+    if let [(ids, spans)] = &mut shares[..] {
+        if spans.iter().enumerate().all(|(j, (i, _))| *i == j) {
+            return (std::mem::take(ids), offsets);
+        }
+    }
+    let pieces = in_order(n, shares.iter().map(|(ids, s)| (ids, &s[..])));
+    let mut flat = Ids::default();
+    concat_into(&pieces, &mut flat);
+    (flat, offsets)
+}
+
 /// Where an item's ids are: the item's index and its range in its share's buffer.
 pub type Span = (usize, std::ops::Range<usize>);
 
@@ -199,6 +225,34 @@ mod tests {
         assert_eq!(safe_cut("é b".as_bytes(), 0), None);
         assert_eq!(safe_cut(b"ab cd ef", 3), Some(5));
         assert_eq!(safe_cut(b"ab cd", 5), None);
+    }
+
+    #[test]
+    fn shares_join_in_item_order_however_they_were_taken() {
+        // Item k's ids are [k, k, ...] (k + 1 of them, none for item 3).
+        let ids_of = |k: usize| vec![k as u32; if k == 3 { 0 } else { k + 1 }];
+        let share = |items: &[usize]| {
+            let mut ids = Ids::default();
+            let mut spans = Vec::new();
+            for &k in items {
+                let start = ids.len();
+                ids.extend(ids_of(k));
+                spans.push((k, start..ids.len()));
+            }
+            (ids, spans)
+        };
+        let want: Vec<u32> = (0..6).flat_map(ids_of).collect();
+        let want_offsets: Vec<i64> = [0, 1, 3, 6, 6, 11, 17].to_vec();
+        for shares in [
+            vec![share(&[0, 1, 2, 3, 4, 5])],
+            // One thread of two took all: its own, then the other's from the end.
+            vec![share(&[0, 2, 4, 5, 3, 1])],
+            vec![share(&[1, 3, 5]), share(&[0, 4, 2])],
+        ] {
+            let (flat, offsets) = join_shares(shares, 6);
+            assert_eq!(&flat[..], &want[..]);
+            assert_eq!(offsets, want_offsets);
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! releases the GIL for the work, calls the core and maps [`Error`] to a Python exception.
 
 use crate::buffers::Ids;
-use crate::encode::{concat_into, in_order, long_enough_to_cut, Allowed, Encoder, Span};
+use crate::encode::{join_shares, long_enough_to_cut, Allowed, Encoder, Span};
 use crate::error::Error;
 use crate::pretokenize::Splitter;
 use crate::threads::Pool;
@@ -237,26 +237,11 @@ impl CoreTokenizer {
             },
         )?;
         // The shares that took a text.
-        let mut shares: Vec<(Ids, Vec<Span>)> = shares
+        let shares: Vec<(Ids, Vec<Span>)> = shares
             .into_iter()
             .filter_map(|(ids, spans)| Some((ids?, spans)))
             .collect();
-        let mut offsets = vec![0i64; texts.len() + 1];
-        for (i, span) in shares.iter().flat_map(|(_, spans)| spans) {
-            offsets[i + 1] = span.len() as i64;
-        }
-        for i in 1..offsets.len() {
-            offsets[i] += offsets[i - 1];
-        }
-        // One share took every text (one thread, or the others never woke): it took them in
-        // order, so its buffer is the result, with nothing to copy.
-        if let [(ids, _)] = &mut shares[..] {
-            return Ok((std::mem::take(ids), offsets));
-        }
-        let pieces = in_order(texts.len(), shares.iter().map(|(ids, s)| (ids, &s[..])));
-        let mut flat = Ids::default();
-        concat_into(&pieces, &mut flat);
-        Ok((flat, offsets))
+        Ok(join_shares(shares, texts.len()))
     }
 
     /// One text, on `num_threads` threads when more than one and the text is long enough to be

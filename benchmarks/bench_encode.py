@@ -410,7 +410,7 @@ def bench_encoding(
     del peers
     log(f"  {encoding}: timed {len(todo)} cells")
 
-    # Cold first passes and pathological inputs: one fresh process per peer and input.
+    # The 2-thread rows, cold first passes and pathological inputs: fresh processes.
     with tempfile.TemporaryDirectory(prefix="tokenmill-bench-in-") as tmp:
         # Each peer's process for a corpus in turn, PARALLEL_PASSES times over: a slow moment
         # of the machine then falls on every peer's rows, not on one peer's.

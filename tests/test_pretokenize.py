@@ -273,13 +273,13 @@ def test_signature_groups_are_few(signature_groups: list[np.ndarray]) -> None:
 
 
 def test_tables_are_generated_from_this_regex() -> None:
-    """src/pretokenize/tables.rs is what scripts/gen_unicode_tables.py makes from `regex`."""
+    """src/pretokenize/tables.rs is what scripts/gen_unicode_tables.py makes from the installed
+    `regex` (whichever release wrote it: a new release must give the same tables, or they are
+    regenerated and the scanners checked again)."""
     root = Path(__file__).resolve().parent.parent
     tables = root / "src" / "pretokenize" / "tables.rs"
     if not tables.is_file():
         pytest.skip("no source tree")
-    if f"`regex` module {regex.__version__}." not in tables.read_text():
-        pytest.skip(f"tables were generated with another regex than {regex.__version__}")
     script = root / "scripts" / "gen_unicode_tables.py"
     done = subprocess.run(
         [sys.executable, str(script), "--check"], capture_output=True, text=True, check=False

@@ -22,10 +22,11 @@ pub struct Vocab {
     /// All token bytes concatenated; token `r` is `data[starts[r]..starts[r + 1]]`.
     data: Vec<u8>,
     starts: Vec<u32>,
-    /// Open-addressing table of `rank + 1` (0 = empty), hashed by token bytes.
+    /// Open-addressing table of `rank + 1` (0 = empty) for the tokens longer than `MAX_KEY`
+    /// bytes, hashed by token bytes.
     slots: Table<u32>,
     mask: usize,
-    /// The tokens of at most `MAX_KEY` bytes again, by their `short_key`: keys and ranks side
+    /// The tokens of at most `MAX_KEY` bytes, by their `short_key`: keys and ranks side
     /// by side (`short_keys[i]` is the key of token `short_ranks[i]`; key 0 = empty), so that a
     /// lookup reads one key and one rank, both at an index known from the hash, instead of a
     /// slot, then where the token starts, then its bytes. Those three dependent reads were
@@ -154,8 +155,8 @@ impl Vocab {
             data.extend_from_slice(t);
         }
         starts.push(data.len() as u32);
-        let cap = (tokens.len() * 2).next_power_of_two().max(16);
         let n_short = tokens.iter().filter(|t| t.len() <= MAX_KEY).count();
+        let cap = ((tokens.len() - n_short) * 2).next_power_of_two().max(16);
         let short_cap = (n_short * 2).next_power_of_two().max(16);
         let mut vocab = Vocab {
             data,
@@ -223,20 +224,36 @@ impl Vocab {
         Ok(vocab)
     }
 
+    /// The rank of the short token with `key`, or the empty slot that ends its probe.
+    #[inline]
+    fn short_slot(&self, key: u128) -> Result<u32, usize> {
+        let mut i = hash128(key) & self.short_mask;
+        loop {
+            match self.short_keys[i] {
+                k if k == key => return Ok(self.short_ranks[i]),
+                0 => return Err(i),
+                _ => i = (i + 1) & self.short_mask,
+            }
+        }
+    }
+
+    /// Add token `rank`, or return the rank of the token with the same bytes.
     fn insert(&mut self, bytes: &[u8], rank: u32) -> Option<u32> {
+        if let Some(key) = key_of(bytes) {
+            return match self.short_slot(key) {
+                Ok(other) => Some(other),
+                Err(j) => {
+                    self.short_keys[j] = key;
+                    self.short_ranks[j] = rank;
+                    None
+                }
+            };
+        }
         let mut i = hash_bytes(bytes) as usize & self.mask;
         loop {
             match self.slots[i] {
                 0 => {
                     self.slots[i] = rank + 1;
-                    if let Some(key) = key_of(bytes) {
-                        let mut j = hash128(key) & self.short_mask;
-                        while self.short_keys[j] != 0 {
-                            j = (j + 1) & self.short_mask;
-                        }
-                        self.short_keys[j] = key;
-                        self.short_ranks[j] = rank;
-                    }
                     return None;
                 }
                 s if self.token(s - 1) == bytes => return Some(s - 1),
@@ -273,14 +290,7 @@ impl Vocab {
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
         if let Some(key) = key_of(bytes) {
-            let mut i = hash128(key) & self.short_mask;
-            loop {
-                match self.short_keys[i] {
-                    k if k == key => return Some(self.short_ranks[i]),
-                    0 => return None,
-                    _ => i = (i + 1) & self.short_mask,
-                }
-            }
+            return self.short_slot(key).ok();
         }
         if bytes.len() > self.max_len {
             return None;
@@ -560,6 +570,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("256 and 257"), "{err}");
+        // Short tokens and long ones are held in different tables: both find their twins.
+        let long = b"abcdefghijklmnopqrst";
+        let err = Vocab::new(&bytes_plus(&[b"xy", long, b"z!", long]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("257 and 259"), "{err}");
         let err = Vocab::new(&[b"a".to_vec()]).unwrap_err().to_string();
         assert!(err.contains("byte 0x00"), "{err}");
         let err = Vocab::new(&bytes_plus(&[b""])).unwrap_err().to_string();

@@ -45,6 +45,8 @@ pub struct Vocab {
     byte_pairs: Vec<u32>,
     /// For each rank, its parents; `(NONE, NONE)` for single bytes and unreachable tokens.
     parents: Vec<(u32, u32)>,
+    /// Whether every token of 2..=`MAX_KEY` bytes has parents (see `short_tokens_reachable`).
+    short_reachable: bool,
 }
 
 const NONE: u32 = u32::MAX;
@@ -171,6 +173,7 @@ impl Vocab {
             pairs: PairTable::with_capacity(tokens.len()),
             byte_pairs: Vec::new(),
             parents: vec![(NONE, NONE); tokens.len()],
+            short_reachable: false,
         };
         for (rank, t) in tokens.iter().enumerate() {
             if t.is_empty() {
@@ -212,6 +215,8 @@ impl Vocab {
                 vocab.parents[rank as usize] = (left, right);
             }
         }
+        vocab.short_reachable = (0..tokens.len())
+            .all(|r| !(2..=MAX_KEY).contains(&tokens[r].len()) || vocab.parents[r].0 != NONE);
         vocab.byte_pairs = (0..=u16::MAX)
             .map(|i| {
                 let (a, b) = (
@@ -344,6 +349,16 @@ impl Vocab {
             .get(rank as usize)
             .copied()
             .filter(|p| p.0 != NONE)
+    }
+
+    /// Whether the merge rule alone makes every token of at most `MAX_KEY` bytes out of its
+    /// bytes: then a short chunk needs no whole-chunk lookup before merging (tiktoken's rule
+    /// takes a chunk that is a token as is; merging its bytes gives the same id). True for
+    /// gpt2, cl100k_base and o200k_base; a vocabulary with an unreachable short token keeps
+    /// the lookup.
+    #[inline]
+    pub fn short_tokens_reachable(&self) -> bool {
+        self.short_reachable
     }
 
     /// Longest token length in bytes.

@@ -37,7 +37,8 @@ from collections.abc import Iterable
 
 import regex  # type: ignore[import-untyped]
 
-from tokenmill.patterns import resolve
+from tokenmill.patterns import name_of, resolve
+from tokenmill.unicode_data import for_regex
 
 Pair = tuple[int, int]
 MergeRule = tuple[int, int, int]  # (left id, right id, how often the pair was seen)
@@ -47,14 +48,17 @@ def split(text: str, pattern: str) -> list[str]:
     """Cut ``text`` into chunks: ``regex.findall`` of the pattern (a name or a regex).
 
     Text the pattern does not match becomes a chunk of its own, so no byte is lost (the named
-    patterns match everything anyway).
+    patterns match everything anyway). A named pattern's classes hold the code points that
+    tiktoken's engine puts in them (``tokenmill.unicode_data``), not those of ``regex``'s newer
+    Unicode data.
 
     >>> split("Hello world!!", "gpt2")
     ['Hello', ' world', '!!']
     """
     chunks = []
     end = 0
-    for m in regex.finditer(resolve(pattern), text):
+    named = name_of(pattern) is not None
+    for m in regex.finditer(for_regex(resolve(pattern)) if named else pattern, text):
         if m.end() == m.start():
             continue  # an empty match cuts nothing
         if m.start() > end:

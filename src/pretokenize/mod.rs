@@ -2,10 +2,11 @@
 //!
 //! Named patterns (`gpt2`, `cl100k`, `o200k`) are tiktoken's pattern strings, run by
 //! hand-written scanners ([`gpt2`], [`cl100k`], [`o200k`]) whose chunks equal Python
-//! `regex.findall` on every string (tests/test_pretokenize.py proves it with hypothesis, every
-//! code point in several contexts, and the shared corpora). The scanners read a table of
-//! character classes generated from `regex` itself ([`tables`], by
-//! scripts/gen_unicode_tables.py). On ASCII text each scanner also has a block path: it finds
+//! `regex.findall` on every string, with the classes' Unicode data of tiktoken's engine
+//! (tests/test_pretokenize.py proves it with hypothesis, every code point in several contexts,
+//! and the shared corpora). The scanners read a table of character classes generated from
+//! that engine, fancy-regex ([`tables`], by scripts/gen_unicode_tables.py): `regex` ships newer
+//! Unicode data, on which tiktoken's ids would differ (python/tokenmill/unicode_data.py). On ASCII text each scanner also has a block path: it finds
 //! all chunk starts of 64 bytes at once from class bitmasks ([`blocks`]) and stops where its
 //! rules end (non-ASCII, a few rare shapes), where the per-character path takes over; the
 //! Rust tests check the two paths against each other. Any other pattern runs on fancy-regex.

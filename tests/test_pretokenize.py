@@ -19,6 +19,7 @@ between them.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import subprocess
@@ -380,6 +381,7 @@ def test_tiktoken_spot_checks(name: str) -> None:
     assert _core.split(name, text) == want
 
 
+@functools.cache
 def regex_own_differences() -> list[int]:
     """Code points that `regex`'s own Unicode data puts in another class than tiktoken's engine."""
     everything = "".join(map(chr, ALL_CODE_POINTS))

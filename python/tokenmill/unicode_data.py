@@ -11,7 +11,6 @@ uses: tokenmill's own fancy-regex (the path every custom pattern takes), asked h
 
 >>> 0x41 in members(r"\\p{L}") and 0x3D000 not in members(r"\\p{L}")
 True
->>> import regex
 >>> [regex.findall(p, "\\U0003d000/A") for p in (r"\\p{L}+", for_regex(r"\\p{L}+"))]
 [['\\U0003d000', 'A'], ['A']]
 """
@@ -20,12 +19,20 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Set
+
+import regex  # type: ignore[import-untyped]
 
 from tokenmill import _core
 
 N_CODE_POINTS = 0x110000
-# A class atom of a pattern: a property, whitespace or its complement.
-_ATOM = re.compile(r"\\p\{\w+\}|\\s|\\S")
+# What a pattern uses to name a set of characters: a bracketed class (escapes inside it
+# skipped), or a property, whitespace or its complement on its own.
+_CLASS = re.compile(r"\[(?:\\.|[^\]\\])*\]|\\p\{\w+\}|\\s|\\S")
+
+
+def _all_code_points() -> str:
+    return "".join(chr(c) for c in range(N_CODE_POINTS) if not 0xD800 <= c < 0xE000)
 
 
 @functools.cache
@@ -39,9 +46,8 @@ def members(atom: str) -> frozenset[int]:
     sep = next((s for s in "\x00a0 " if len(_core.split_regex(atom, s + s)) == 1), None)
     if sep is None:
         raise ValueError(f"{atom!r} matches every separator tried")
-    chars = [chr(c) for c in range(N_CODE_POINTS) if not 0xD800 <= c < 0xE000]
     found = set()
-    for chunk in _core.split_regex(atom, sep + sep.join(chars) + sep):
+    for chunk in _core.split_regex(atom, sep + sep.join(_all_code_points()) + sep):
         if len(chunk) == 1 and chunk != sep:
             found.add(ord(chunk))
         elif sep not in chunk:
@@ -49,54 +55,55 @@ def members(atom: str) -> frozenset[int]:
     return frozenset(found)
 
 
-@functools.cache
-def _class_body(atom: str) -> str:
-    """The members of ``atom`` as the inside of a character class: ``\\U`` ranges."""
-    cps = sorted(members(atom))
-    parts = []
+def _ranges(cps: Set[int]) -> str:
+    """``cps`` as the inside of a character class: ``\\U`` ranges."""
+    out = []
+    ordered = sorted(cps)
     k = 0
-    while k < len(cps):
+    while k < len(ordered):
         j = k
-        while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1:
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
             j += 1
-        parts.append(f"\\U{cps[k]:08x}" + (f"-\\U{cps[j]:08x}" if j > k else ""))
+        out.append(f"\\U{ordered[k]:08x}" + (f"-\\U{ordered[j]:08x}" if j > k else ""))
         k = j + 1
-    return "".join(parts)
+    return "".join(out)
+
+
+@functools.cache
+def _as_engine(klass: str) -> str:
+    """A one-character class of a pattern, mended for ``regex`` to match what the engine
+    matches: the code points ``regex``'s own data adds are refused by a lookahead, those it
+    lacks are added (both short lists of ranges, so matching stays fast)."""
+    engine = members(klass)
+    everything = _all_code_points()
+    own = {ord(everything[m.start()]) for m in regex.finditer(klass, everything)}
+    extra, missing = own - engine, engine - own
+    if not extra and not missing:
+        return klass
+    parts = [f"(?![{_ranges(extra)}]){klass}" if extra else klass]
+    if missing:
+        parts.append(f"[{_ranges(missing)}]")
+    return "(?:" + "|".join(parts) + ")"
 
 
 @functools.cache
 def for_regex(pattern: str) -> str:
-    """``pattern`` for the ``regex`` module, its class atoms spelled out as explicit classes
-    of the code points tiktoken's engine puts in them, so that ``regex`` splits as tiktoken.
-
-    Handles what the named patterns use: ``\\p{..}`` and ``\\s`` inside and outside ``[...]``,
-    ``\\S`` outside.
-    """
+    """``pattern`` for the ``regex`` module, each of its classes (``[^\\s\\p{L}\\p{N}]``,
+    ``\\p{L}``, ``\\s``, ...) mended to hold the code points tiktoken's engine puts in it, so
+    that ``regex`` splits as tiktoken. For patterns whose classes match one character each (as
+    the named patterns' do)."""
     out = []
-    in_class = False
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            m = _ATOM.match(pattern, i)
-            if m is None:
-                out.append(pattern[i : i + 2])
-                i += 2
-                continue
-            atom = m.group()
-            if atom == r"\S":
-                if in_class:
-                    raise ValueError(f"\\S inside a class is not handled: {pattern!r}")
-                out.append("[^" + _class_body(r"\s") + "]")
-            else:
-                body = _class_body(atom)
-                out.append(body if in_class else f"[{body}]")
-            i = m.end()
+    at = 0
+    while at < len(pattern):
+        if pattern[at] == "\\" and not _CLASS.match(pattern, at):
+            out.append(pattern[at : at + 2])  # another escape, kept whole
+            at += 2
             continue
-        if c == "[" and not in_class:
-            in_class = True
-        elif c == "]" and in_class:
-            in_class = False
-        out.append(c)
-        i += 1
+        m = _CLASS.match(pattern, at)
+        if m is None:
+            out.append(pattern[at])
+            at += 1
+            continue
+        out.append(_as_engine(m.group()))
+        at = m.end()
     return "".join(out)

@@ -21,7 +21,6 @@ pub unsafe trait Zeroable: Copy {}
 // SAFETY: integers.
 unsafe impl Zeroable for u64 {}
 unsafe impl Zeroable for u32 {}
-unsafe impl Zeroable for u128 {}
 
 /// A fixed-length slice of `T`, all zero at first.
 pub struct Table<T: Zeroable> {

@@ -14,7 +14,7 @@
 
 use crate::error::Error;
 use crate::pages::Table;
-use crate::short_key::{hash128, key_of, MAX_KEY};
+use crate::short_key::MAX_KEY;
 
 /// Bytes <-> rank maps for the mergeable (non-special) tokens of a vocabulary.
 #[derive(Debug, Clone)]
@@ -22,19 +22,12 @@ pub struct Vocab {
     /// All token bytes concatenated; token `r` is `data[starts[r]..starts[r + 1]]`.
     data: Vec<u8>,
     starts: Vec<u32>,
-    /// Open-addressing table of `rank + 1` (0 = empty) for the tokens longer than `MAX_KEY`
-    /// bytes, hashed by token bytes.
+    /// Open-addressing table of `rank + 1` (0 = empty), hashed by token bytes. (A table of
+    /// short tokens by packed key, read in one load, was kept beside it from `fabccb4` to
+    /// `5e3a67d` for first passes; gpt2, cl100k_base and o200k_base no longer look short
+    /// chunks up whole, see `short_tokens_reachable`.)
     slots: Table<u32>,
     mask: usize,
-    /// The tokens of at most `MAX_KEY` bytes, by their `short_key`: keys and ranks side
-    /// by side (`short_keys[i]` is the key of token `short_ranks[i]`; key 0 = empty), so that a
-    /// lookup reads one key and one rank, both at an index known from the hash, instead of a
-    /// slot, then where the token starts, then its bytes. Those three dependent reads were
-    /// 23% of a first pass of o200k_base over holmes in a fresh process, whose tables are not
-    /// in the CPU's caches yet.
-    short_keys: Table<u128>,
-    short_ranks: Table<u32>,
-    short_mask: usize,
     /// Longest token length in bytes: a longer string is no token, without hashing it.
     max_len: usize,
     byte_ranks: [u32; 256],
@@ -157,17 +150,12 @@ impl Vocab {
             data.extend_from_slice(t);
         }
         starts.push(data.len() as u32);
-        let n_short = tokens.iter().filter(|t| t.len() <= MAX_KEY).count();
-        let cap = ((tokens.len() - n_short) * 2).next_power_of_two().max(16);
-        let short_cap = (n_short * 2).next_power_of_two().max(16);
+        let cap = (tokens.len() * 2).next_power_of_two().max(16);
         let mut vocab = Vocab {
             data,
             starts,
             slots: Table::zeroed(cap),
             mask: cap - 1,
-            short_keys: Table::zeroed(short_cap),
-            short_ranks: Table::zeroed(short_cap),
-            short_mask: short_cap - 1,
             max_len: tokens.iter().map(Vec::len).max().unwrap_or(0),
             byte_ranks: [u32::MAX; 256],
             pairs: PairTable::with_capacity(tokens.len()),
@@ -229,31 +217,8 @@ impl Vocab {
         Ok(vocab)
     }
 
-    /// The rank of the short token with `key`, or the empty slot that ends its probe.
-    #[inline]
-    fn short_slot(&self, key: u128) -> Result<u32, usize> {
-        let mut i = hash128(key) & self.short_mask;
-        loop {
-            match self.short_keys[i] {
-                k if k == key => return Ok(self.short_ranks[i]),
-                0 => return Err(i),
-                _ => i = (i + 1) & self.short_mask,
-            }
-        }
-    }
-
     /// Add token `rank`, or return the rank of the token with the same bytes.
     fn insert(&mut self, bytes: &[u8], rank: u32) -> Option<u32> {
-        if let Some(key) = key_of(bytes) {
-            return match self.short_slot(key) {
-                Ok(other) => Some(other),
-                Err(j) => {
-                    self.short_keys[j] = key;
-                    self.short_ranks[j] = rank;
-                    None
-                }
-            };
-        }
         let mut i = hash_bytes(bytes) as usize & self.mask;
         loop {
             match self.slots[i] {
@@ -294,9 +259,6 @@ impl Vocab {
     /// The rank of a byte string, if it is a token.
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
-        if let Some(key) = key_of(bytes) {
-            return self.short_slot(key).ok();
-        }
         if bytes.len() > self.max_len {
             return None;
         }

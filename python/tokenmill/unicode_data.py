@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Set
+from collections.abc import Iterable
 
+import numpy as np
 import regex  # type: ignore[import-untyped]
 
 from tokenmill import _core
@@ -32,40 +33,60 @@ N_CODE_POINTS = 0x110000
 _CLASS = re.compile(r"\[(?:\\.|[^\]\\])*\]|\\p\{\w+\}|\\s|\\S")
 
 
-def _all_code_points() -> str:
-    return "".join(chr(c) for c in range(N_CODE_POINTS) if not 0xD800 <= c < 0xE000)
+@functools.cache
+def _all_code_points() -> tuple[str, np.ndarray]:
+    """Every code point but the surrogates, as one string and as an array of the code point at
+    each of its positions."""
+    cps = np.array([c for c in range(N_CODE_POINTS) if not 0xD800 <= c < 0xE000], dtype=np.uint32)
+    return cps.astype("<u4").tobytes().decode("utf-32-le"), cps
+
+
+def _mask(spans: Iterable[tuple[int, int]]) -> np.ndarray:
+    """The code points at these spans of the string of every code point, as a boolean mask."""
+    _, cps = _all_code_points()
+    mask = np.zeros(N_CODE_POINTS, dtype=bool)
+    for start, end in spans:
+        mask[cps[start:end]] = True
+    return mask
+
+
+@functools.cache
+def _engine_mask(atom: str) -> np.ndarray:
+    """Which code points fancy-regex matches with ``atom`` (see ``members``)."""
+    text, _ = _all_code_points()
+    # Split by runs of the atom, the chunks alternate between runs it matches and runs it does
+    # not; the first is a match if the first character is (then "\0\0" splits in two).
+    matched = len(_core.split_regex(atom, "\x00\x00")) == 2
+    spans = []
+    at = 0
+    for chunk in _core.split_regex(f"(?:{atom})+", text):
+        if matched:
+            spans.append((at, at + len(chunk)))
+        at += len(chunk)
+        matched = not matched
+    return _mask(spans)
 
 
 @functools.cache
 def members(atom: str) -> frozenset[int]:
     """The code points (surrogates aside: no Rust string holds one) that fancy-regex matches
-    with ``atom``, a pattern matching one character at a time.
+    with ``atom``, a pattern matching one character at a time, whatever is around it.
 
-    Found with one split of every code point, each between two copies of a character the atom
-    does not match: a chunk of one character other than that separator is a match.
+    >>> sorted(members("[a-c]"))
+    [97, 98, 99]
     """
-    sep = next((s for s in "\x00a0 " if len(_core.split_regex(atom, s + s)) == 1), None)
-    if sep is None:
-        raise ValueError(f"{atom!r} matches every separator tried")
-    found = set()
-    for chunk in _core.split_regex(atom, sep + sep.join(_all_code_points()) + sep):
-        if len(chunk) == 1 and chunk != sep:
-            found.add(ord(chunk))
-        elif sep not in chunk:
-            raise ValueError(f"{atom!r} matched {len(chunk)} characters at once")
-    return frozenset(found)
+    return frozenset(np.flatnonzero(_engine_mask(atom)).tolist())
 
 
-def _ranges(cps: Set[int]) -> str:
-    """``cps`` as the inside of a character class: ``\\U`` ranges."""
+def _ranges(cps: np.ndarray) -> str:
+    """Sorted code points as the inside of a character class: ``\\U`` ranges."""
     out = []
-    ordered = sorted(cps)
     k = 0
-    while k < len(ordered):
+    while k < len(cps):
         j = k
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+        while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1:
             j += 1
-        out.append(f"\\U{ordered[k]:08x}" + (f"-\\U{ordered[j]:08x}" if j > k else ""))
+        out.append(f"\\U{cps[k]:08x}" + (f"-\\U{cps[j]:08x}" if j > k else ""))
         k = j + 1
     return "".join(out)
 
@@ -75,14 +96,14 @@ def _as_engine(klass: str) -> str:
     """A one-character class of a pattern, mended for ``regex`` to match what the engine
     matches: the code points ``regex``'s own data adds are refused by a lookahead, those it
     lacks are added (both short lists of ranges, so matching stays fast)."""
-    engine = members(klass)
-    everything = _all_code_points()
-    own = {ord(everything[m.start()]) for m in regex.finditer(klass, everything)}
-    extra, missing = own - engine, engine - own
-    if not extra and not missing:
+    engine = _engine_mask(klass)
+    text, _ = _all_code_points()
+    own = _mask(m.span() for m in regex.finditer(f"(?:{klass})+", text))
+    extra, missing = np.flatnonzero(own & ~engine), np.flatnonzero(engine & ~own)
+    if not len(extra) and not len(missing):
         return klass
-    parts = [f"(?![{_ranges(extra)}]){klass}" if extra else klass]
-    if missing:
+    parts = [f"(?![{_ranges(extra)}]){klass}" if len(extra) else klass]
+    if len(missing):
         parts.append(f"[{_ranges(missing)}]")
     return "(?:" + "|".join(parts) + ")"
 

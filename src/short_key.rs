@@ -1,6 +1,7 @@
 //! Short byte strings (1 to 15 bytes) packed into one `u128` with their length: the keys of
-//! the chunk cache's first level and of the vocabulary's table of short tokens, so that a
-//! lookup compares one integer instead of reading and comparing bytes elsewhere.
+//! the chunk cache's first level, so that a lookup compares one integer instead of reading
+//! and comparing bytes elsewhere. `MAX_KEY` is also where `Encoder::encode_chunk` stops
+//! merging new chunks without a whole-chunk lookup.
 
 /// Longest string a key holds (the 16th key byte is the length).
 pub const MAX_KEY: usize = 15;

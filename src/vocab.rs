@@ -22,10 +22,7 @@ pub struct Vocab {
     /// All token bytes concatenated; token `r` is `data[starts[r]..starts[r + 1]]`.
     data: Vec<u8>,
     starts: Vec<u32>,
-    /// Open-addressing table of `rank + 1` (0 = empty), hashed by token bytes. (A table of
-    /// short tokens by packed key, read in one load, was kept beside it from `fabccb4` to
-    /// `5e3a67d` for first passes; gpt2, cl100k_base and o200k_base no longer look short
-    /// chunks up whole, see `short_tokens_reachable`.)
+    /// Open-addressing table of `rank + 1` (0 = empty), hashed by token bytes.
     slots: Table<u32>,
     mask: usize,
     /// Longest token length in bytes: a longer string is no token, without hashing it.
@@ -481,8 +478,8 @@ mod tests {
 
     #[test]
     fn rank_finds_exactly_the_tokens_short_and_long() {
-        // Tokens of every length around the short keys' limit, zero bytes included (a short
-        // key pads with zeros), and strings that differ from a token only in length or in one
+        // Tokens of every length around `MAX_KEY` (where encoding stops skipping the lookup),
+        // zero bytes included, and strings that differ from a token only in length or in one
         // byte, or are prefixes of one.
         let mut rng = crate::encode::Rng(99);
         let mut extra: Vec<Vec<u8>> = Vec::new();
@@ -547,7 +544,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("256 and 257"), "{err}");
-        // Short tokens and long ones are held in different tables: both find their twins.
+        // Long tokens (past `MAX_KEY`) find their twins too.
         let long = b"abcdefghijklmnopqrst";
         let err = Vocab::new(&bytes_plus(&[b"xy", long, b"z!", long]))
             .unwrap_err()

@@ -92,14 +92,25 @@ def _ranges(cps: np.ndarray) -> str:
 
 
 @functools.cache
+def regex_differs(klass: str) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``regex``'s own Unicode data disagrees with the engine on a one-character class:
+    the code points only ``regex`` puts in it, and those only the engine does (sorted).
+
+    >>> [len(d) for d in regex_differs("[a-z]")]
+    [0, 0]
+    """
+    engine = _engine_mask(klass)
+    text, _ = _all_code_points()
+    own = _mask(m.span() for m in regex.finditer(f"(?:{klass})+", text))
+    return np.flatnonzero(own & ~engine), np.flatnonzero(engine & ~own)
+
+
+@functools.cache
 def _as_engine(klass: str) -> str:
     """A one-character class of a pattern, mended for ``regex`` to match what the engine
     matches: the code points ``regex``'s own data adds are refused by a lookahead, those it
     lacks are added (both short lists of ranges, so matching stays fast)."""
-    engine = _engine_mask(klass)
-    text, _ = _all_code_points()
-    own = _mask(m.span() for m in regex.finditer(f"(?:{klass})+", text))
-    extra, missing = np.flatnonzero(own & ~engine), np.flatnonzero(engine & ~own)
+    extra, missing = regex_differs(klass)
     if not len(extra) and not len(missing):
         return klass
     parts = [f"(?![{_ranges(extra)}]){klass}" if len(extra) else klass]

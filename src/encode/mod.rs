@@ -22,7 +22,7 @@ mod trie;
 
 #[cfg(test)]
 pub(crate) use long::tests::Rng;
-pub use parallel::{concat_into, in_order, join_shares, long_enough_to_cut, Span};
+pub use parallel::{join_shares, long_enough_to_cut, Span};
 
 /// Chunks shorter than this take the O(n^2) rescan, which is fastest when n is small because
 /// it stays in a few cache lines; longer ones the O(n log n) heap. (The rescan was 32-35%

@@ -156,7 +156,7 @@ pub type Span = (usize, std::ops::Range<usize>);
 
 /// The ids of `n` items, in item order, from the buffers shares wrote them into, each with the
 /// spans of the items it took.
-pub fn in_order<'a, B: AsRef<[u32]> + 'a>(
+fn in_order<'a, B: AsRef<[u32]> + 'a>(
     n: usize,
     shares: impl IntoIterator<Item = (&'a B, &'a [Span])>,
 ) -> Vec<&'a [u32]> {
@@ -175,7 +175,7 @@ type WorkerIds = (crate::buffers::Ids, Result<Vec<Span>, (usize, Error)>);
 /// Append `parts`, one after another, to `out`, copying them on the threads of the current
 /// rayon pool rather than on one thread after the parallel work. When `out` lacks room it is
 /// moved to a `buffers::with_room`.
-pub fn concat_into<P: AsRef<[u32]> + Sync>(parts: &[P], out: &mut Vec<u32>) {
+fn concat_into<P: AsRef<[u32]> + Sync>(parts: &[P], out: &mut Vec<u32>) {
     let total: usize = parts.iter().map(|p| p.as_ref().len()).sum();
     let base = out.len();
     if out.capacity() - base < total {

@@ -3,12 +3,12 @@
 The named patterns mean what Python's ``regex`` module makes of them (DESIGN.md §2) in all but
 one respect: the Unicode data behind their classes. tiktoken runs its patterns on fancy-regex,
 whose tables come from the Rust ``regex-syntax`` crate and lag ``regex``'s: regex 2026.11.19
-puts 17,480 code points (assigned in recent Unicode versions: CJK ideographs at U+31350..U+33479
-and U+3D000..U+3FC3F, U+0558 and others) in other classes than tiktoken 0.14 does, and a text
-holding one of them can then encode to other ids. tokenmill promises tiktoken's ids, so the
-scanners' tables (``scripts/gen_unicode_tables.py``), the reference split and the tests' oracle
-all take their classes from the engine tiktoken uses: tokenmill's own fancy-regex (the path
-every custom pattern takes), asked here.
+puts some 17,500 code points (assigned in recent Unicode versions: CJK ideographs at
+U+31350..U+33479 and U+3D000..U+3FC3F, U+0558 and others) in other classes than tiktoken 0.14
+does, and a text holding one of them can then encode to other ids. tokenmill promises
+tiktoken's ids, so the scanners' tables (``scripts/gen_unicode_tables.py``), the reference
+split and the tests' oracle all take their classes from the engine tiktoken uses: tokenmill's
+own fancy-regex (the path every custom pattern takes), asked here.
 
 >>> 0x41 in members(r"\\p{L}") and 0x3D000 not in members(r"\\p{L}")
 True

@@ -57,17 +57,18 @@ impl Drop for Ids {
     }
 }
 
-/// Room for the ids of a text of `bytes` bytes, all of them: every id stands for at least one
-/// byte, so a text never has more ids than bytes, and the buffer never grows (room never
-/// written costs no memory). A buffer sized for English (a quarter of the bytes) grew twice
-/// for gpt2 on the multilingual files (0.68 ids per byte), and each larger one was faulted in
-/// again on 4 KiB pages: 140 -> 170 MB/s from Python once sized for all. Texts over 256 MB get
-/// room for half their bytes instead, and grow if they need more: an allocation of many times
-/// the machine's memory may be refused.
+/// Texts up to this size get room for all the ids they can have (`for_text`).
+pub const ALL_IDS_UP_TO: usize = 256 << 20;
+
+/// Room for the ids of a text of `bytes` bytes, all of them (`encode::room_for`), so the buffer
+/// never grows (room never written costs no memory). A buffer sized for English (a quarter of
+/// the bytes) grew twice for gpt2 on the multilingual files (0.68 ids per byte), and each
+/// larger one was faulted in again on 4 KiB pages: 140 -> 170 MB/s from Python once sized for
+/// all. Texts over `ALL_IDS_UP_TO` get room for half their bytes instead, and grow if they need
+/// more: an allocation of many times the machine's memory may be refused.
 pub fn for_text(bytes: usize) -> Ids {
-    const ALL_IDS_UP_TO: usize = 256 << 20;
     with_room(if bytes <= ALL_IDS_UP_TO {
-        bytes + 1
+        crate::encode::room_for(bytes)
     } else {
         bytes / 2
     })

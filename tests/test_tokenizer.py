@@ -119,6 +119,54 @@ def test_large_numpy_outputs_reuse_buffers_without_sharing_them():
             assert arr.tolist() == ids
 
 
+# Run under ``-X dev``: CPython's debug memory hooks abort on memory freed by the wrong
+# allocator or written past its end; the lists of `encode` are built in memory tokenmill
+# allocates and fills (src/py/id_list.rs).
+LISTS_SCRIPT = """
+import gc, sys
+import tokenmill
+import tokenmill.mainjob
+enc = tokenmill.load("o200k_base")
+holmes = tokenmill.mainjob.bundled_corpus("holmes")
+texts = ["", "a", "hi <|endoftext|> there", " " * 3000, "日本語 " * 900, holmes[:2_500_000]]
+one = enc.encode(" the")[0]  # the int every list holds for the id: not a small int
+assert one > 256 and enc.encode(" the")[0] is one
+before = sys.getrefcount(one)
+kept = []
+for text in texts * 3:
+    ids = enc.encode(text, allowed_special="all")
+    assert ids == enc.encode_to_numpy(text, allowed_special="all").tolist()
+    assert enc.encode_ordinary(text) == enc.encode_to_numpy(text, disallowed_special=()).tolist()
+    kept.append(ids)
+    ids = ids + [one] * 3
+    ids.append(one)
+    del ids[: len(ids) // 2]
+    ids.sort()
+    ids.extend(range(1000))
+    ids.clear()
+    try:
+        enc.encode(text + "<|endoftext|>")
+        raise SystemExit("no error")
+    except tokenmill.DisallowedSpecialTokenError:
+        pass
+assert sys.getrefcount(one) == before + sum(k.count(one) for k in kept), "references"
+del kept
+gc.collect()
+assert sys.getrefcount(one) == before, "references after"
+print("ok")
+"""
+
+
+def test_lists_of_ids_are_sound_under_the_debug_allocator():
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-X", "dev", "-c", LISTS_SCRIPT], capture_output=True, text=True
+    )
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-3000:]
+
+
 @settings(max_examples=150, deadline=None)
 @given(text=TEXT, max_tokens=st.integers(0, 40))
 def test_truncate(enc, text, max_tokens):

@@ -394,6 +394,9 @@ pub const BATCH: usize = 128;
 /// A batch copies the ids of a spilled chunk of at most this many ids as a fixed-size block
 /// (gpt2's indents after a newline are 5 to 16 ids: 7% of code's chunks).
 const SPILL_COPY: usize = 16;
+/// The most room for ids a batch asks of its output beyond the ids written before it: room
+/// for a fixed `SPILL_COPY` ids per chunk of the batch, whatever their real number.
+pub const MOST_RESERVED: usize = BATCH * SPILL_COPY;
 
 impl ChunkCache {
     /// Look up the chunks `text[at[k]..at[k + 1]]`, appending their ids in order; `at`

@@ -24,6 +24,14 @@ mod trie;
 pub(crate) use long::tests::Rng;
 pub use parallel::{join_shares, long_enough_to_cut, Span};
 
+/// Room for ids with which an output never grows while a text of `bytes` bytes is encoded onto
+/// it (if it starts empty): every id stands for at least one byte of the text (tokens and
+/// special-token names are never empty), and the cache's batches ask at most
+/// `cache::MOST_RESERVED` beyond what they write.
+pub fn room_for(bytes: usize) -> usize {
+    bytes.saturating_add(cache::MOST_RESERVED)
+}
+
 /// Chunks shorter than this take the O(n^2) rescan, which is fastest when n is small because
 /// it stays in a few cache lines; longer ones the O(n log n) heap. (The rescan was 32-35%
 /// faster than the heap on chunks of 128 bytes to 1 KB: o200k_base on the 24 languages, whose
@@ -909,6 +917,53 @@ pub(crate) mod tests {
         assert_eq!(v.parents(258), Some((97, 256)));
         assert_eq!(v.parents(259), None);
         assert_eq!(v.parents(97), None);
+    }
+
+    /// An output with `room_for(text.len())` never grows: the Python bindings encode into the
+    /// memory of the list that returns the ids, which must not move. A byte-only vocabulary
+    /// (an id per byte, every chunk of 4+ bytes spilled) is the tightest case; every prefix of
+    /// a text of short chunks, runs of spaces and special tokens, with each named pattern.
+    #[test]
+    fn room_for_a_text_is_never_outgrown() {
+        let atoms = [
+            " ",
+            "  ",
+            "        ",
+            "\n",
+            "\n        ",
+            "a",
+            ".",
+            "<|e|>",
+            "x1",
+            "é",
+        ];
+        let mut rng = long::tests::Rng(7);
+        let mut text = String::new();
+        while text.len() < 3000 {
+            text.push_str(atoms[rng.below(atoms.len())]);
+        }
+        let mut cut = 0;
+        for pattern in ["gpt2", "cl100k", "o200k"] {
+            let e = Encoder::new(
+                vocab(&[]),
+                Splitter::new(pattern).unwrap(),
+                &[("<|e|>".to_string(), 256)],
+            )
+            .unwrap();
+            for end in (0..=text.len()).filter(|&i| text.is_char_boundary(i)) {
+                let t = &text[..end];
+                let mut out = Vec::with_capacity(room_for(t.len()));
+                let (at, room) = (out.as_ptr(), out.capacity());
+                e.encode(t, Allowed::All, Allowed::None, &mut out).unwrap();
+                assert!(
+                    out.as_ptr() == at && out.capacity() == room,
+                    "{pattern}: {t:?}"
+                );
+                cut += usize::from(room - out.len() < cache::MOST_RESERVED + 100);
+            }
+        }
+        // Ids as many as bytes, within a batch's reserve of the room, were met.
+        assert!(cut > 1000, "{cut}");
     }
 
     #[test]

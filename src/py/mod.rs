@@ -16,6 +16,7 @@ use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
+mod id_list;
 mod pretokenize;
 mod train;
 
@@ -161,22 +162,50 @@ impl CoreTokenizer {
         }
     }
 
-    /// A Python list of ids, sharing the cached int objects.
-    fn to_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        fn int(py: Python<'_>, i: u32) -> Bound<'_, PyAny> {
+    /// Each id's Python int (a new reference), from the cache of ints.
+    fn ints<'py>(&self, py: Python<'py>) -> impl Fn(u32) -> Bound<'py, PyAny> + use<'_, 'py> {
+        fn new(py: Python<'_>, i: u32) -> Bound<'_, PyAny> {
             let Ok(obj) = i.into_pyobject(py);
             obj.into_any()
         }
         let ints = self
             .ints
             .get_or_init(|| (0..self.enc.n_vocab()).map(|_| OnceLock::new()).collect());
-        PyList::new(
+        move |id| match ints.get(id as usize) {
+            Some(slot) => slot.get_or_init(|| new(py, id).unbind()).bind(py).clone(),
+            None => new(py, id),
+        }
+    }
+
+    /// A Python list of ids, sharing the cached int objects.
+    fn to_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        let int = self.ints(py);
+        PyList::new(py, ids.iter().map(|&i| int(i)))
+    }
+
+    /// One text's ids as a list: built in place (`id_list`) on this thread, or from
+    /// `encode_text`'s buffer when the text is cut for `num_threads` threads.
+    fn encode_list<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: &SpecialSet,
+        disallowed: &SpecialSet,
+        num_threads: usize,
+        piece_bytes: usize,
+    ) -> PyResult<Bound<'py, PyList>> {
+        if num_threads > 1 && long_enough_to_cut(text.len(), piece_bytes) {
+            let out = self.encode_text(py, text, allowed, disallowed, num_threads, piece_bytes)?;
+            return self.to_list(py, &out);
+        }
+        let (a, d) = (allowed.as_allowed(), disallowed.as_allowed());
+        id_list::encode_into_list(
             py,
-            ids.iter().map(|&i| match ints.get(i as usize) {
-                Some(slot) => slot.get_or_init(|| int(py, i).unbind()).bind(py).clone(),
-                None => int(py, i),
-            }),
-        )
+            text.len(),
+            |out| self.enc.encode(text, a, d, out),
+            self.ints(py),
+        )?
+        .map_err(|e| self.err(py, e))
     }
 
     fn err(&self, py: Python<'_>, e: Error) -> PyErr {
@@ -392,8 +421,7 @@ impl CoreTokenizer {
     ) -> PyResult<Bound<'py, PyList>> {
         // No special token allowed or disallowed: `encode` is `encode_ordinary`.
         let none = SpecialSet::Ids(Vec::new());
-        let out = self.encode_text(py, text, &none, &none, num_threads, piece_bytes)?;
-        self.to_list(py, &out)
+        self.encode_list(py, text, &none, &none, num_threads, piece_bytes)
     }
 
     #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]
@@ -410,8 +438,7 @@ impl CoreTokenizer {
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
-        let out = self.encode_text(py, text, &a, &d, num_threads, piece_bytes)?;
-        self.to_list(py, &out)
+        self.encode_list(py, text, &a, &d, num_threads, piece_bytes)
     }
 
     #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]

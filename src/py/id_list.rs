@@ -1,0 +1,166 @@
+//! One text's ids encoded straight into the memory of the Python list that returns them.
+//!
+//! Encoding into a buffer of ids and then building the list touches 12 bytes per id: 4 of ids,
+//! 8 of list items. On a first pass in a fresh process all of it is memory new to the process,
+//! and new memory is what this kind of virtual machine is slowest at (`buffers.rs`): the ids'
+//! 2 MiB pages were 20% of a first pass of o200k_base over 4 MB of code, the kernel zeroing
+//! them. Here the encoder writes its ids (4 bytes each) into the front of the list's own item
+//! array, and the ids are then turned into items (8 bytes each) in place, from the last back:
+//! item `i` covers bytes `8i..8i + 8`, past the ids `0..i` still to be read. Only the list's
+//! memory is ever touched.
+//!
+//! The item array comes from `PyMem_Malloc`, the allocator a list frees its items with, and is
+//! given to the list once every item is in place. CPython's lists keep their items that way
+//! (`ob_item`, `allocated`) in every version with a GIL; a free-threaded build allocates them
+//! otherwise, so there (and on PyPy or the limited API) lists are built from a buffer of ids.
+
+use crate::error::Error;
+use pyo3::marker::Ungil;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+#[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy)))]
+pub(super) use in_place::encode_into_list;
+
+#[cfg(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy))]
+pub(super) use via_buffer as encode_into_list;
+
+/// The ids into a buffer, then the list: where lists' items are not `PyMem_Malloc`ed arrays,
+/// and for texts over `buffers::ALL_IDS_UP_TO` (room for an item per byte of those could be
+/// more memory than the machine will promise).
+fn via_buffer<'py>(
+    py: Python<'py>,
+    bytes: usize,
+    encode: impl Ungil + Send + FnOnce(&mut Vec<u32>) -> Result<(), Error>,
+    int: impl FnMut(u32) -> Bound<'py, PyAny>,
+) -> PyResult<Result<Bound<'py, PyList>, Error>> {
+    let mut ids = crate::buffers::for_text(bytes);
+    match py.detach(|| encode(&mut ids)) {
+        Ok(()) => PyList::new(py, ids.iter().copied().map(int)).map(Ok),
+        Err(e) => Ok(Err(e)),
+    }
+}
+
+#[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy)))]
+mod in_place {
+    use super::*;
+    use pyo3::ffi;
+    use std::mem::ManuallyDrop;
+    use std::ptr::NonNull;
+
+    /// An item array being filled: `items` slots of 8 bytes from `PyMem_Malloc`, freed when
+    /// dropped unless given to a list. It is not `Send`, so it stays with the GIL: the encoding
+    /// gets only its address (`Room`).
+    struct ItemArray {
+        ptr: NonNull<*mut ffi::PyObject>,
+        items: usize,
+    }
+
+    impl ItemArray {
+        fn new(_py: Python<'_>, items: usize) -> PyResult<ItemArray> {
+            let items = items.max(1);
+            let bytes = items
+                .checked_mul(8)
+                .filter(|&b| b <= isize::MAX as usize)
+                .ok_or_else(|| pyo3::exceptions::PyMemoryError::new_err(()))?;
+            // SAFETY: the GIL is held (`_py`).
+            let ptr = unsafe { ffi::PyMem_Malloc(bytes) };
+            NonNull::new(ptr.cast())
+                .map(|ptr| ItemArray { ptr, items })
+                .ok_or_else(|| pyo3::exceptions::PyMemoryError::new_err(()))
+        }
+    }
+
+    impl Drop for ItemArray {
+        fn drop(&mut self) {
+            // SAFETY: from `PyMem_Malloc`, not given to a list (that forgets it); an `ItemArray`
+            // is made and dropped where the GIL is held, being neither `Send` nor moved.
+            unsafe { ffi::PyMem_Free(self.ptr.as_ptr().cast()) }
+        }
+    }
+
+    /// Where the encoding writes its ids: the address of an `ItemArray`'s memory, as `u32`s.
+    struct Room(*mut u32, usize);
+
+    // SAFETY: the memory is this call's alone until the list is made, and the `ItemArray` that
+    // owns it outlives the encoding (which `Python::detach` runs before returning).
+    unsafe impl Send for Room {}
+
+    /// The ids `encode` writes for a text of `bytes` bytes, as a Python list of the ints `int`
+    /// gives (a new reference each). `Err(Ok(e))` is the encoder's error; the GIL is released
+    /// while it runs.
+    pub(in crate::py) fn encode_into_list<'py>(
+        py: Python<'py>,
+        bytes: usize,
+        encode: impl Ungil + Send + FnOnce(&mut Vec<u32>) -> Result<(), Error>,
+        mut int: impl FnMut(u32) -> Bound<'py, PyAny>,
+    ) -> PyResult<Result<Bound<'py, PyList>, Error>> {
+        if bytes > crate::buffers::ALL_IDS_UP_TO {
+            return via_buffer(py, bytes, encode, int);
+        }
+        // Room for every id the text can have, and as `u32`s for all the encoder may ask.
+        let room = crate::encode::room_for(bytes);
+        let array = ItemArray::new(py, bytes.max(room.div_ceil(2)))?;
+        let list = PyList::empty(py);
+        let at = Room(array.ptr.as_ptr().cast(), array.items * 2);
+        let (done, n, moved) = py.detach(move || {
+            let at = at;
+            // SAFETY: `at.1` u32s of writable memory, aligned for `*mut PyObject` and so for
+            // `u32`. `ManuallyDrop`: never freed as a `Vec`. With `room_for`'s room the `Vec`
+            // never grows; `moved` reports it if it did.
+            let mut ids = ManuallyDrop::new(unsafe { Vec::from_raw_parts(at.0, 0, at.1) });
+            let done = encode(&mut ids);
+            let n = ids.len();
+            let moved = (ids.as_ptr() != at.0).then(|| ManuallyDrop::into_inner(ids));
+            (done, n, moved)
+        });
+        if let Some(ids) = moved {
+            // Unreachable while `room_for` holds (tested in the core): the `Vec` grew, moving
+            // the ids into a new allocation and freeing `array`'s, so `array` must not be freed.
+            std::mem::forget(array);
+            return match done {
+                Ok(()) => PyList::new(py, ids.iter().map(|&id| int(id))).map(Ok),
+                Err(e) => Ok(Err(e)),
+            };
+        }
+        if let Err(e) = done {
+            return Ok(Err(e));
+        }
+        if n > array.items {
+            // Unreachable: an id per byte at most.
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "tokenmill: more ids than bytes of text",
+            ));
+        }
+        if n == 0 {
+            return Ok(Ok(list));
+        }
+        let items = array.ptr.as_ptr();
+        let ids: *const u32 = items.cast();
+        for i in (0..n).rev() {
+            // SAFETY: ids `0..n` were written by the encoder, items `i + 1..n` below: item `i`
+            // (bytes `8i..8i + 8`) is past ids `0..i` (bytes `0..4i`), and id `i` is read first.
+            unsafe { items.add(i).write(int(ids.add(i).read()).into_ptr()) };
+        }
+        let mut array = ManuallyDrop::new(array);
+        if n < array.items {
+            // SAFETY: the GIL is held; shrinking keeps the first `n` items.
+            if let Some(p) = NonNull::new(unsafe { ffi::PyMem_Realloc(items.cast(), n * 8) }) {
+                array.ptr = p.cast();
+                array.items = n;
+            }
+        }
+        let raw = list.as_ptr().cast::<ffi::PyListObject>();
+        // SAFETY: a new empty list no one else holds; it takes the array (from `PyMem_Malloc`,
+        // what it frees its items with) and the references of its `n` items. It is given a size
+        // only once they are all written, so the collector (which an int's allocation above may
+        // have run) never saw a partial list.
+        unsafe {
+            debug_assert!((*raw).ob_item.is_null());
+            (*raw).ob_item = array.ptr.as_ptr();
+            (*raw).allocated = array.items as ffi::Py_ssize_t;
+            (*raw).ob_base.ob_size = n as ffi::Py_ssize_t;
+        }
+        Ok(Ok(list))
+    }
+}

@@ -87,7 +87,7 @@ mod in_place {
     unsafe impl Send for Room {}
 
     /// The ids `encode` writes for a text of `bytes` bytes, as a Python list of the ints `int`
-    /// gives (a new reference each). `Err(Ok(e))` is the encoder's error; the GIL is released
+    /// gives (a new reference each). `Ok(Err(e))` is the encoder's error; the GIL is released
     /// while it runs.
     pub(in crate::py) fn encode_into_list<'py>(
         py: Python<'py>,
@@ -138,8 +138,9 @@ mod in_place {
         let items = array.ptr.as_ptr();
         let ids: *const u32 = items.cast();
         for i in (0..n).rev() {
-            // SAFETY: ids `0..n` were written by the encoder, items `i + 1..n` below: item `i`
-            // (bytes `8i..8i + 8`) is past ids `0..i` (bytes `0..4i`), and id `i` is read first.
+            // SAFETY: ids `0..n` were written by the encoder, items `i + 1..n` by the turns
+            // before this one; item `i` (bytes `8i..8i + 8`) is past the ids `0..i` still to be
+            // read (bytes `0..4i`), and id `i` is read before it is written.
             unsafe { items.add(i).write(int(ids.add(i).read()).into_ptr()) };
         }
         let mut array = ManuallyDrop::new(array);

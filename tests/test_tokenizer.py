@@ -6,6 +6,8 @@ from __future__ import annotations
 import gc
 import pickle
 import re
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -158,9 +160,6 @@ print("ok")
 
 
 def test_lists_of_ids_are_sound_under_the_debug_allocator():
-    import subprocess
-    import sys
-
     run = subprocess.run(
         [sys.executable, "-X", "dev", "-c", LISTS_SCRIPT], capture_output=True, text=True
     )

@@ -386,9 +386,9 @@ impl Encoder {
     ///
     /// A short chunk is merged without first looking it up whole when the vocabulary's merges
     /// make each of its short tokens (`Vocab::short_tokens_reachable`): on a first pass the
-    /// lookup was a wait for a cold line of the 8 MB short-token table on every new chunk,
-    /// half of which are not tokens. o200k_base's first pass over code in fresh processes
-    /// went from 153 to 166 MB/s (numpy, medians of 5, alternating builds).
+    /// lookup was a wait for cold lines on every new chunk, half of which are not tokens.
+    /// o200k_base's first pass over code in fresh processes went from 153 to 166 MB/s (numpy,
+    /// medians of 5, alternating builds).
     #[inline]
     pub fn encode_chunk(&self, chunk: &[u8], out: &mut Vec<u32>) {
         if chunk.len() <= MAX_KEY && self.vocab.short_tokens_reachable() {

@@ -6,10 +6,11 @@
 //! (tests/test_pretokenize.py proves it with hypothesis, every code point in several contexts,
 //! and the shared corpora). The scanners read a table of character classes generated from
 //! that engine, fancy-regex ([`tables`], by scripts/gen_unicode_tables.py): `regex` ships newer
-//! Unicode data, on which tiktoken's ids would differ (python/tokenmill/unicode_data.py). On ASCII text each scanner also has a block path: it finds
-//! all chunk starts of 64 bytes at once from class bitmasks ([`blocks`]) and stops where its
-//! rules end (non-ASCII, a few rare shapes), where the per-character path takes over; the
-//! Rust tests check the two paths against each other. Any other pattern runs on fancy-regex.
+//! Unicode data, on which tiktoken's ids would differ (python/tokenmill/unicode_data.py).
+//! On ASCII text each scanner also has a block path: it finds all chunk starts of 64 bytes at
+//! once from class bitmasks ([`blocks`]) and stops where its rules end (non-ASCII, a few rare
+//! shapes), where the per-character path takes over; the Rust tests check the two paths
+//! against each other. Any other pattern runs on fancy-regex.
 //! The encoder takes chunks as their boundaries, a batch at a time
 //! ([`Splitter::split_bounds`]), so no `&str` is built per chunk. Splitting is lossless: text
 //! that a custom pattern does not match becomes a chunk of its own, so every byte of the input

@@ -12,7 +12,8 @@
 //! The item array comes from `PyMem_Malloc`, the allocator a list frees its items with, and is
 //! given to the list once every item is in place. CPython's lists keep their items that way
 //! (`ob_item`, `allocated`) in every version with a GIL; a free-threaded build allocates them
-//! otherwise, so there (and on PyPy or the limited API) lists are built from a buffer of ids.
+//! otherwise, so there (and on PyPy or the limited API) the bindings build lists from a buffer
+//! of ids.
 
 use crate::error::Error;
 use pyo3::marker::Ungil;
@@ -22,23 +23,15 @@ use pyo3::types::PyList;
 #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy)))]
 pub(super) use in_place::encode_into_list;
 
+/// Where lists' items are not `PyMem_Malloc`ed arrays: never in place (`None`).
 #[cfg(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy))]
-pub(super) use via_buffer as encode_into_list;
-
-/// The ids into a buffer, then the list: where lists' items are not `PyMem_Malloc`ed arrays,
-/// and for texts over `buffers::ALL_IDS_UP_TO` (room for an item per byte of those could be
-/// more memory than the machine will promise).
-fn via_buffer<'py>(
-    py: Python<'py>,
-    bytes: usize,
-    encode: impl Ungil + Send + FnOnce(&mut Vec<u32>) -> Result<(), Error>,
-    int: impl FnMut(u32) -> Bound<'py, PyAny>,
-) -> PyResult<Result<Bound<'py, PyList>, Error>> {
-    let mut ids = crate::buffers::for_text(bytes);
-    match py.detach(|| encode(&mut ids)) {
-        Ok(()) => PyList::new(py, ids.iter().copied().map(int)).map(Ok),
-        Err(e) => Ok(Err(e)),
-    }
+pub(super) fn encode_into_list<'py>(
+    _py: Python<'py>,
+    _bytes: usize,
+    _encode: impl Ungil + Send + FnOnce(&mut Vec<u32>) -> Result<(), Error>,
+    _int: impl FnMut(u32) -> Bound<'py, PyAny>,
+) -> PyResult<Option<Result<Bound<'py, PyList>, Error>>> {
+    Ok(None)
 }
 
 #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy)))]
@@ -87,16 +80,18 @@ mod in_place {
     unsafe impl Send for Room {}
 
     /// The ids `encode` writes for a text of `bytes` bytes, as a Python list of the ints `int`
-    /// gives (a new reference each). `Ok(Err(e))` is the encoder's error; the GIL is released
-    /// while it runs.
+    /// gives (a new reference each); `Some(Err(e))` is the encoder's error. The GIL is released
+    /// while it runs. `None` for texts over `buffers::ALL_IDS_UP_TO` (room for an item per
+    /// byte of those could be more memory than the machine will promise): the caller builds
+    /// their list from a buffer of ids.
     pub(in crate::py) fn encode_into_list<'py>(
         py: Python<'py>,
         bytes: usize,
         encode: impl Ungil + Send + FnOnce(&mut Vec<u32>) -> Result<(), Error>,
         mut int: impl FnMut(u32) -> Bound<'py, PyAny>,
-    ) -> PyResult<Result<Bound<'py, PyList>, Error>> {
+    ) -> PyResult<Option<Result<Bound<'py, PyList>, Error>>> {
         if bytes > crate::buffers::ALL_IDS_UP_TO {
-            return via_buffer(py, bytes, encode, int);
+            return Ok(None);
         }
         // Room for every id the text can have, and as `u32`s for all the encoder may ask.
         let room = crate::encode::room_for(bytes);
@@ -119,12 +114,12 @@ mod in_place {
             // the ids into a new allocation and freeing `array`'s, so `array` must not be freed.
             std::mem::forget(array);
             return match done {
-                Ok(()) => PyList::new(py, ids.iter().map(|&id| int(id))).map(Ok),
-                Err(e) => Ok(Err(e)),
+                Ok(()) => PyList::new(py, ids.iter().map(|&id| int(id))).map(|l| Some(Ok(l))),
+                Err(e) => Ok(Some(Err(e))),
             };
         }
         if let Err(e) = done {
-            return Ok(Err(e));
+            return Ok(Some(Err(e)));
         }
         if n > array.items {
             // Unreachable: an id per byte at most.
@@ -133,7 +128,7 @@ mod in_place {
             ));
         }
         if n == 0 {
-            return Ok(Ok(list));
+            return Ok(Some(Ok(list)));
         }
         let items = array.ptr.as_ptr();
         let ids: *const u32 = items.cast();
@@ -162,6 +157,6 @@ mod in_place {
             (*raw).allocated = array.items as ffi::Py_ssize_t;
             (*raw).ob_base.ob_size = n as ffi::Py_ssize_t;
         }
-        Ok(Ok(list))
+        Ok(Some(Ok(list)))
     }
 }

@@ -104,6 +104,12 @@ fn on_threads<T: Ungil + Send>(
     Ok(py.detach(|| pool.install(work)))
 }
 
+/// Whether one text is encoded on this thread: one thread asked for, or a text too short to be
+/// cut for more (`long_enough_to_cut`, see `encode_parallel`).
+fn on_one_thread(text: &str, num_threads: usize, piece_bytes: usize) -> bool {
+    num_threads <= 1 || !long_enough_to_cut(text.len(), piece_bytes)
+}
+
 /// Bytes of text a batch needs for each thread it is given: below that, a thread costs more to
 /// wake and wait for than it saves.
 const BATCH_BYTES_PER_THREAD: usize = 8 * 1024;
@@ -184,7 +190,8 @@ impl CoreTokenizer {
     }
 
     /// One text's ids as a list: built in place (`id_list`) on this thread, or from
-    /// `encode_text`'s buffer when the text is cut for `num_threads` threads.
+    /// `encode_text`'s buffer when the text is cut for `num_threads` threads (or is too long,
+    /// or lists cannot be built in place).
     fn encode_list<'py>(
         &self,
         py: Python<'py>,
@@ -194,18 +201,15 @@ impl CoreTokenizer {
         num_threads: usize,
         piece_bytes: usize,
     ) -> PyResult<Bound<'py, PyList>> {
-        if num_threads > 1 && long_enough_to_cut(text.len(), piece_bytes) {
-            let out = self.encode_text(py, text, allowed, disallowed, num_threads, piece_bytes)?;
-            return self.to_list(py, &out);
+        if on_one_thread(text, num_threads, piece_bytes) {
+            let (a, d) = (allowed.as_allowed(), disallowed.as_allowed());
+            let encode = |out: &mut Vec<u32>| self.enc.encode(text, a, d, out);
+            if let Some(list) = id_list::encode_into_list(py, text.len(), encode, self.ints(py))? {
+                return list.map_err(|e| self.err(py, e));
+            }
         }
-        let (a, d) = (allowed.as_allowed(), disallowed.as_allowed());
-        id_list::encode_into_list(
-            py,
-            text.len(),
-            |out| self.enc.encode(text, a, d, out),
-            self.ints(py),
-        )?
-        .map_err(|e| self.err(py, e))
+        let out = self.encode_text(py, text, allowed, disallowed, num_threads, piece_bytes)?;
+        self.to_list(py, &out)
     }
 
     fn err(&self, py: Python<'_>, e: Error) -> PyErr {
@@ -284,7 +288,7 @@ impl CoreTokenizer {
         num_threads: usize,
         piece_bytes: usize,
     ) -> PyResult<Ids> {
-        if num_threads <= 1 || !long_enough_to_cut(text.len(), piece_bytes) {
+        if on_one_thread(text, num_threads, piece_bytes) {
             return py
                 .detach(|| self.encode_one(text, allowed, disallowed))
                 .map_err(|e| self.err(py, e));

@@ -300,15 +300,20 @@ mod tests {
     #[test]
     fn no_part_after_a_failed_one_is_started() {
         // Part 0 fails at once; worker 1 is held in part 1 (if it claimed it first) until
-        // then. Nothing after part 1 is worked on by either worker.
+        // the failure has been recorded, which marks the last part claimed (no worker claims
+        // it before: worker 1 is held, and worker 0 stops at its failure). Waiting only until
+        // part 0's work has begun to fail would let worker 1 start parts 3, 5, ... before the
+        // failure reaches the claims, as one CI run did. Nothing after part 1 is worked on. (If a
+        // failure left the parts after it claimable, the wait would time out and worker 1
+        // would go on to part 3.)
         let claims = Claims::new(20);
-        let failed = std::sync::atomic::AtomicBool::new(false);
+        let last = &claims.0[19];
         let (by, results) = share(&claims, 2, 20, |_, k| {
             if k == 0 {
-                failed.store(true, Ordering::Release);
                 return Err(k);
             }
-            while !failed.load(Ordering::Acquire) {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !last.load(Ordering::Relaxed) && Instant::now() < deadline {
                 std::thread::yield_now();
             }
             Ok(())

@@ -9,6 +9,17 @@
 //! item `i` covers bytes `8i..8i + 8`, past the ids `0..i` still to be read. Only the list's
 //! memory is ever touched.
 //!
+//! Only some lists are built this way (`in_place::builds_in_place`): room for every id a text
+//! can have is 8 bytes per byte of text, which glibc serves from memory new to the process (any request
+//! above its mmap threshold, which a freed list raises to that list's size and never above
+//! 32 MiB), while a list of exactly the ids' size is served from the memory the previous list
+//! gave back. o200k_base over 4 MB of code into a list, encoded again and again in one
+//! process, faulted in the whole list (1,935 pages) every call built in place, and no page
+//! built from the kept buffer of ids (`buffers.rs`): 18.5 against 13.2 ms a call (medians of
+//! 12), Holmes 16.3 against 11.9. The first pass of a process, whose memory is all new either
+//! way, went the other way: 36.5 against 42.0 ms on code, 34.0 against 36.3 on Holmes (medians
+//! of 6 fresh processes), as in place it touches 8 bytes per id instead of 12.
+//!
 //! The item array comes from `PyMem_Malloc`, the allocator a list frees its items with, and is
 //! given to the list once every item is in place. CPython's lists keep their items that way
 //! (`ob_item`, `allocated`) in every version with a GIL; a free-threaded build allocates them
@@ -21,7 +32,17 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy)))]
-pub(super) use in_place::encode_into_list;
+pub(super) use in_place::{encode_into_list, list_of};
+
+/// Where lists' items are not `PyMem_Malloc`ed arrays: pyo3's `PyList::new`.
+#[cfg(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy))]
+pub(super) fn list_of<'py>(
+    py: Python<'py>,
+    ids: &[u32],
+    int: impl FnMut(u32) -> Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(py, ids.iter().copied().map(int))
+}
 
 /// Where lists' items are not `PyMem_Malloc`ed arrays: never in place (`None`).
 #[cfg(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy))]
@@ -40,6 +61,23 @@ mod in_place {
     use pyo3::ffi;
     use std::mem::ManuallyDrop;
     use std::ptr::NonNull;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Texts up to this many bytes have their lists built in place: room for all their ids (8
+    /// bytes per byte, 96 KiB) is below glibc's lowest mmap threshold, 128 KiB, so it comes from
+    /// the heap like any list, and both ways measured level (a 43-character line: 866-876 ns in place,
+    /// 872-931 from a buffer).
+    const SHORT_TEXT: usize = 12 << 10;
+
+    /// Whether a long text's list has been built in place in this process yet.
+    static LONG_LIST_BUILT: AtomicBool = AtomicBool::new(false);
+
+    /// Whether the list of a text of `bytes` bytes is to be built in place: a short text's, and
+    /// the first long text's of the process (see the module doc). A later long text's list is
+    /// built from a buffer of ids, so that its memory can be what earlier lists gave back.
+    fn builds_in_place(bytes: usize) -> bool {
+        bytes <= SHORT_TEXT || !LONG_LIST_BUILT.swap(true, Ordering::Relaxed)
+    }
 
     /// An item array being filled: `items` slots of 8 bytes from `PyMem_Malloc`, freed when
     /// dropped unless given to a list. It is not `Send`, so it stays with the GIL: the encoding
@@ -64,6 +102,37 @@ mod in_place {
         }
     }
 
+    impl ItemArray {
+        /// A new list of the first `n` items (`0 < n <= items`), the array shrunk to them.
+        ///
+        /// # Safety
+        /// Items `0..n` hold references to objects, which the list takes.
+        unsafe fn into_list<'py>(self, py: Python<'py>, n: usize) -> Bound<'py, PyList> {
+            let list = PyList::empty(py);
+            let mut array = ManuallyDrop::new(self);
+            if n < array.items {
+                // SAFETY: the GIL is held; shrinking keeps the first `n` items.
+                let p = unsafe { ffi::PyMem_Realloc(array.ptr.as_ptr().cast(), n * 8) };
+                if let Some(p) = NonNull::new(p) {
+                    array.ptr = p.cast();
+                    array.items = n;
+                }
+            }
+            let raw = list.as_ptr().cast::<ffi::PyListObject>();
+            // SAFETY: a new empty list no one else holds; it takes the array (from
+            // `PyMem_Malloc`, what it frees its items with) and the references of its `n`
+            // items. It is given a size only once they are all written, so the collector (which
+            // an int's allocation may have run) never saw a partial list.
+            unsafe {
+                debug_assert!((*raw).ob_item.is_null());
+                (*raw).ob_item = array.ptr.as_ptr();
+                (*raw).allocated = array.items as ffi::Py_ssize_t;
+                (*raw).ob_base.ob_size = n as ffi::Py_ssize_t;
+            }
+            list
+        }
+    }
+
     impl Drop for ItemArray {
         fn drop(&mut self) {
             // SAFETY: from `PyMem_Malloc`, not given to a list (that forgets it); an `ItemArray`
@@ -82,21 +151,20 @@ mod in_place {
     /// The ids `encode` writes for a text of `bytes` bytes, as a Python list of the ints `int`
     /// gives (a new reference each); `Some(Err(e))` is the encoder's error. The GIL is released
     /// while it runs. `None` for texts over `buffers::ALL_IDS_UP_TO` (room for an item per
-    /// byte of those could be more memory than the machine will promise): the caller builds
-    /// their list from a buffer of ids.
+    /// byte of those could be more memory than the machine will promise) and for long texts
+    /// after the first ([`builds_in_place`]): the caller builds their list from a buffer of ids.
     pub(in crate::py) fn encode_into_list<'py>(
         py: Python<'py>,
         bytes: usize,
         encode: impl Ungil + Send + FnOnce(&mut Vec<u32>) -> Result<(), Error>,
         mut int: impl FnMut(u32) -> Bound<'py, PyAny>,
     ) -> PyResult<Option<Result<Bound<'py, PyList>, Error>>> {
-        if bytes > crate::buffers::ALL_IDS_UP_TO {
+        if bytes > crate::buffers::ALL_IDS_UP_TO || !builds_in_place(bytes) {
             return Ok(None);
         }
         // Room for every id the text can have, and as `u32`s for all the encoder may ask.
         let room = crate::encode::room_for(bytes);
         let array = ItemArray::new(py, bytes.max(room.div_ceil(2)))?;
-        let list = PyList::empty(py);
         let at = Room(array.ptr.as_ptr().cast(), array.items * 2);
         let (done, n, moved) = py.detach(move || {
             let at = at;
@@ -114,7 +182,7 @@ mod in_place {
             // the ids into a new allocation and freeing `array`'s, so `array` must not be freed.
             std::mem::forget(array);
             return match done {
-                Ok(()) => PyList::new(py, ids.iter().map(|&id| int(id))).map(|l| Some(Ok(l))),
+                Ok(()) => list_of(py, &ids, int).map(|l| Some(Ok(l))),
                 Err(e) => Ok(Some(Err(e))),
             };
         }
@@ -128,7 +196,7 @@ mod in_place {
             ));
         }
         if n == 0 {
-            return Ok(Some(Ok(list)));
+            return Ok(Some(Ok(PyList::empty(py))));
         }
         let items = array.ptr.as_ptr();
         let ids: *const u32 = items.cast();
@@ -138,25 +206,29 @@ mod in_place {
             // read (bytes `0..4i`), and id `i` is read before it is written.
             unsafe { items.add(i).write(int(ids.add(i).read()).into_ptr()) };
         }
-        let mut array = ManuallyDrop::new(array);
-        if n < array.items {
-            // SAFETY: the GIL is held; shrinking keeps the first `n` items.
-            if let Some(p) = NonNull::new(unsafe { ffi::PyMem_Realloc(items.cast(), n * 8) }) {
-                array.ptr = p.cast();
-                array.items = n;
-            }
+        // SAFETY: items `0..n` were written above.
+        Ok(Some(Ok(unsafe { array.into_list(py, n) })))
+    }
+
+    /// `ids` as a Python list of the ints `int` gives (a new reference each), its items written
+    /// straight into an array of exactly their number. pyo3's `PyList::new` has `PyList_New`
+    /// clear the array first (`PyMem_Calloc`), a pass over all of it before any item is
+    /// written.
+    pub(in crate::py) fn list_of<'py>(
+        py: Python<'py>,
+        ids: &[u32],
+        mut int: impl FnMut(u32) -> Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        if ids.is_empty() {
+            return Ok(PyList::empty(py));
         }
-        let raw = list.as_ptr().cast::<ffi::PyListObject>();
-        // SAFETY: a new empty list no one else holds; it takes the array (from `PyMem_Malloc`,
-        // what it frees its items with) and the references of its `n` items. It is given a size
-        // only once they are all written, so the collector (which an int's allocation above may
-        // have run) never saw a partial list.
-        unsafe {
-            debug_assert!((*raw).ob_item.is_null());
-            (*raw).ob_item = array.ptr.as_ptr();
-            (*raw).allocated = array.items as ffi::Py_ssize_t;
-            (*raw).ob_base.ob_size = n as ffi::Py_ssize_t;
+        let array = ItemArray::new(py, ids.len())?;
+        let items = array.ptr.as_ptr();
+        for (i, &id) in ids.iter().enumerate() {
+            // SAFETY: `i` is below `array.items`, `ids.len()`.
+            unsafe { items.add(i).write(int(id).into_ptr()) };
         }
-        Ok(Some(Ok(list)))
+        // SAFETY: items `0..ids.len()` were written above.
+        Ok(unsafe { array.into_list(py, ids.len()) })
     }
 }

@@ -185,8 +185,7 @@ impl CoreTokenizer {
 
     /// A Python list of ids, sharing the cached int objects.
     fn to_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        let int = self.ints(py);
-        PyList::new(py, ids.iter().map(|&i| int(i)))
+        id_list::list_of(py, ids, self.ints(py))
     }
 
     /// One text's ids as a list: built in place (`id_list`) on this thread, or from

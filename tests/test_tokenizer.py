@@ -135,6 +135,11 @@ one = enc.encode(" the")[0]  # the int every list holds for the id: not a small 
 assert one > 256 and enc.encode(" the")[0] is one
 before = sys.getrefcount(one)
 kept = []
+# The first long text's list is built in place, the later ones (and a batch's) from a buffer.
+batch = enc.encode_ordinary_batch(texts, num_threads=2)
+assert batch == [enc.encode_to_numpy(t, disallowed_special=()).tolist() for t in texts]
+kept.extend(batch)
+del batch
 for text in texts * 3:
     ids = enc.encode(text, allowed_special="all")
     assert ids == enc.encode_to_numpy(text, allowed_special="all").tolist()

@@ -10,15 +10,16 @@
 //! memory is ever touched.
 //!
 //! Only some lists are built this way (`in_place::builds_in_place`): room for every id a text
-//! can have is 8 bytes per byte of text, which glibc serves from memory new to the process (any request
-//! above its mmap threshold, which a freed list raises to that list's size and never above
-//! 32 MiB), while a list of exactly the ids' size is served from the memory the previous list
-//! gave back. o200k_base over 4 MB of code into a list, encoded again and again in one
-//! process, faulted in the whole list (1,935 pages) every call built in place, and no page
-//! built from the kept buffer of ids (`buffers.rs`): 18.5 against 13.2 ms a call (medians of
-//! 12), Holmes 16.3 against 11.9. The first pass of a process, whose memory is all new either
-//! way, went the other way: 36.5 against 42.0 ms on code, 34.0 against 36.3 on Holmes (medians
-//! of 6 fresh processes), as in place it touches 8 bytes per id instead of 12.
+//! can have is 8 bytes per byte of text, which glibc serves from memory new to the process
+//! (any request above its mmap threshold, which a freed list raises to that list's size and
+//! never above 32 MiB), while a list of exactly the ids' size ([`list_of`]) is served from the
+//! memory the previous list gave back. o200k_base over 4 MB of code into a list, encoded again
+//! and again in one process: built in place, 17.4 ms and 1,935 new pages every call; from the
+//! kept buffer of ids (`buffers.rs`), 12.5 ms and none from the third call on (Holmes 16.4 ->
+//! 12.5; medians of 4 processes). The first pass of a process, whose memory is all new either
+//! way, goes the other way: 36.5 against 42.0 ms on code, 34.0 against 36.3 on Holmes (medians
+//! of 6 fresh processes, the buffer's list then made by `PyList::new`), as in place it touches 8
+//! bytes per id instead of 12.
 //!
 //! The item array comes from `PyMem_Malloc`, the allocator a list frees its items with, and is
 //! given to the list once every item is in place. CPython's lists keep their items that way
@@ -65,8 +66,8 @@ mod in_place {
 
     /// Texts up to this many bytes have their lists built in place: room for all their ids (8
     /// bytes per byte, 96 KiB) is below glibc's lowest mmap threshold, 128 KiB, so it comes from
-    /// the heap like any list, and both ways measured level (a 43-character line: 866-876 ns in place,
-    /// 872-931 from a buffer).
+    /// the heap like any list, and both ways measured level (a 43-character line: 866-876 ns in
+    /// place, 872-931 from a buffer).
     const SHORT_TEXT: usize = 12 << 10;
 
     /// Whether a long text's list has been built in place in this process yet.

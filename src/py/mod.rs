@@ -189,8 +189,9 @@ impl CoreTokenizer {
     }
 
     /// One text's ids as a list: built in place (`id_list`) on this thread, or from
-    /// `encode_text`'s buffer when the text is cut for `num_threads` threads (or is too long,
-    /// or lists cannot be built in place).
+    /// `encode_text`'s buffer when the text is cut for `num_threads` threads (or is a long text
+    /// after the process's first, or is too long, or lists cannot be built in place: see
+    /// `id_list`).
     fn encode_list<'py>(
         &self,
         py: Python<'py>,

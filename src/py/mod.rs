@@ -168,24 +168,17 @@ impl CoreTokenizer {
         }
     }
 
-    /// Each id's Python int (a new reference), from the cache of ints.
-    fn ints<'py>(&self, py: Python<'py>) -> impl Fn(u32) -> Bound<'py, PyAny> + use<'_, 'py> {
-        fn new(py: Python<'_>, i: u32) -> Bound<'_, PyAny> {
-            let Ok(obj) = i.into_pyobject(py);
-            obj.into_any()
-        }
-        let ints = self
+    /// Each id's Python int, from the cache of ints.
+    fn ints<'py>(&self, py: Python<'py>) -> id_list::Ints<'_, 'py> {
+        let table = self
             .ints
             .get_or_init(|| (0..self.enc.n_vocab()).map(|_| OnceLock::new()).collect());
-        move |id| match ints.get(id as usize) {
-            Some(slot) => slot.get_or_init(|| new(py, id).unbind()).bind(py).clone(),
-            None => new(py, id),
-        }
+        id_list::Ints::new(py, table)
     }
 
     /// A Python list of ids, sharing the cached int objects.
     fn to_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
-        id_list::list_of(py, ids, self.ints(py))
+        id_list::list_of(py, ids, &self.ints(py))
     }
 
     /// One text's ids as a list: built in place (`id_list`) on this thread, or from
@@ -204,7 +197,7 @@ impl CoreTokenizer {
         if on_one_thread(text, num_threads, piece_bytes) {
             let (a, d) = (allowed.as_allowed(), disallowed.as_allowed());
             let encode = |out: &mut Vec<u32>| self.enc.encode(text, a, d, out);
-            if let Some(list) = id_list::encode_into_list(py, text.len(), encode, self.ints(py))? {
+            if let Some(list) = id_list::encode_into_list(py, text.len(), encode, &self.ints(py))? {
                 return list.map_err(|e| self.err(py, e));
             }
         }

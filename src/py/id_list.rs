@@ -89,10 +89,13 @@ impl<'a, 'py> Ints<'a, 'py> {
 /// does other work between calls finds them out of the CPU's caches, and a list of 62,000 ids
 /// waited for each one in turn. The 0.25 MB of English into a list, o200k_base, each call
 /// after writing 64 MB elsewhere (medians of 25 calls): 203 MB/s without loading ahead, 273
-/// 64 ids ahead, 283 128 ids ahead; Holmes 301 -> 327 (64 ahead). Session 15 had tried 16 and 8
-/// ids ahead, too near to hide a wait for memory, and found no gain. In a loop that does
-/// nothing but encode the same 0.25 MB again (every int in the caches): 418 -> 400.
+/// with the slot 64 ids ahead (the int 32), 283 with 128 (64); Holmes 301 -> 327 (64 ahead).
+/// Session 15 had tried 16 and 8 ids ahead, too near to hide a wait for memory, and found no
+/// gain. In a loop that does nothing but encode the same 0.25 MB again (every int in the
+/// caches): 418 -> 400.
 const SLOT_AHEAD: usize = 128;
+/// How far ahead the int itself is loaded: its slot was loaded `SLOT_AHEAD - INT_AHEAD` items
+/// earlier.
 const INT_AHEAD: usize = 64;
 
 /// Where lists' items are not `PyMem_Malloc`ed arrays: pyo3's `PyList::new`.

@@ -98,17 +98,25 @@ const ALWAYS_MAPPED: usize = 32 << 20;
 /// An empty `Vec` with room for `n` ids, the whole 2 MiB pages inside it advised
 /// `MADV_HUGEPAGE` (the first and last partial pages stay on 4 KiB pages).
 fn advised(n: usize) -> Vec<u32> {
-    let v = Vec::with_capacity(n);
+    let v: Vec<u32> = Vec::with_capacity(n);
+    advise_huge_pages(v.as_ptr().cast(), v.capacity().saturating_mul(4));
+    v
+}
+
+/// Advises `MADV_HUGEPAGE` for the whole 2 MiB pages inside the `bytes` bytes at `start`,
+/// memory the caller owns (the first and last partial pages stay on 4 KiB pages): pages not
+/// yet in memory then come in 2 MiB at a time. Failure (huge pages off, an old kernel) only
+/// means ordinary pages, so it is ignored.
+pub fn advise_huge_pages(start: *const u8, bytes: usize) {
     #[cfg(target_os = "linux")]
     {
-        let start = v.as_ptr() as usize;
-        let end = start.saturating_add(v.capacity().saturating_mul(4));
+        let start = start as usize;
+        let end = start.saturating_add(bytes);
         let first = start.next_multiple_of(HUGE_PAGE);
         let last = end / HUGE_PAGE * HUGE_PAGE;
         if last > first {
-            // SAFETY: advice on whole pages inside the allocation `v` owns; it changes how they
-            // are backed, never their contents (nothing is written yet). Failure (huge pages
-            // off, an old kernel) only means ordinary pages, so the result is ignored.
+            // SAFETY: advice on whole pages inside memory the caller owns; it changes how they
+            // are backed, never what they hold.
             unsafe {
                 libc::madvise(
                     first as *mut libc::c_void,
@@ -118,7 +126,8 @@ fn advised(n: usize) -> Vec<u32> {
             };
         }
     }
-    v
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, bytes);
 }
 
 static KEPT: Kept = Kept(Mutex::new(Vec::new()));

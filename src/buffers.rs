@@ -9,6 +9,9 @@
 //!   make one the owner of a numpy array's data, so this happens when the array is freed), and
 //!   the next large request takes one, its pages already in place. At most 4 buffers, with
 //!   256 MB of room in all, are kept.
+//!
+//! The Python bindings also take one as room for a long text they convert to UTF-8
+//! (`py/text.rs`), viewed as bytes, and give it back once the text is encoded.
 
 use crate::pages::HUGE_PAGE;
 use std::ops::{Deref, DerefMut};

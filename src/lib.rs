@@ -5,6 +5,8 @@
 //! [`py`] behind the `python` feature, so `cargo test` needs no libpython.
 
 mod buffers;
+#[cfg(any(feature = "python", test))]
+mod code_units;
 pub mod encode;
 pub mod error;
 mod pages;

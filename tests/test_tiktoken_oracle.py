@@ -174,6 +174,39 @@ SPECIAL_TEXT = st.lists(
 ).map("".join)
 
 
+# A long str that is not all ASCII is converted to UTF-8 by tokenmill the first time it is
+# met, from whichever of CPython's 1, 2 and 4-byte forms holds it (src/py/text.rs); this is
+# past the length from which it does. Each test makes its str anew, so the conversion is what
+# the first call of each method meets.
+LONG = 70_000
+WIDEST = ["", "\xe9", "\u03c8", "\u2019", "\U0001f600"]  # ASCII, 1, 2, 2 and 4 bytes a unit
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    text=st.one_of(TRICKY_TEXT, ANY_TEXT, SPECIAL_TEXT).filter(bool),
+    widest=st.sampled_from(WIDEST),
+    at=st.floats(0, 1),
+)
+def test_long_texts_of_every_width(pair, text, widest, at):
+    ours, theirs = pair
+
+    def long() -> str:
+        base = (text * (LONG // len(text) + 1))[:LONG]
+        cut = int(at * LONG)
+        return base[:cut] + widest + base[cut:]
+
+    want = theirs.encode(long(), allowed_special="all")
+    assert ours.encode(long(), allowed_special="all") == want
+    assert ours.count(long(), allowed_special="all") == len(want)
+    assert ours.encode_to_numpy(long(), allowed_special="all").tolist() == want
+    want = theirs.encode_ordinary(long())
+    assert ours.encode_ordinary(long()) == want
+    again = long()
+    assert [ours.encode_ordinary(again) for _ in range(3)] == [want] * 3
+    assert ours.encode_ordinary(long(), num_threads=2) == want
+
+
 @settings(max_examples=200, deadline=None)
 @given(text=SPECIAL_TEXT, allowed=st.sampled_from(["all", set(), {"<|endoftext|>"}]))
 def test_special_token_policy(pair, text, allowed):

@@ -8,6 +8,7 @@ import pickle
 import re
 import subprocess
 import sys
+import sysconfig
 import threading
 
 import numpy as np
@@ -119,6 +120,37 @@ def test_large_numpy_outputs_reuse_buffers_without_sharing_them():
         assert not alive[0].any()
         for arr, ids in zip(alive[1:], want[1:], strict=True):
             assert arr.tolist() == ids
+
+
+@pytest.mark.skipif(
+    sys.implementation.name != "cpython"
+    or sys.version_info >= (3, 14)
+    or bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+    reason="reads CPython's layout of a str where pyo3 exposes it (src/py/text.rs)",
+)
+@pytest.mark.parametrize(
+    "char", ["\xe9", "\u2019", "\U0001f600"], ids=["1-byte", "2-byte", "4-byte"]
+)
+def test_a_long_str_gets_no_utf8_copy_until_it_is_met_again(char):
+    """CPython attaches a UTF-8 copy to a str once asked for its UTF-8, and ``sys.getsizeof``
+    counts it. tokenmill converts a long str itself the first time (src/py/text.rs), so that
+    tokenizing a corpus once does not double its memory; a str met again is left to CPython,
+    whose attached copy makes the calls after that convert nothing."""
+    enc = tokenmill.load("o200k_base")
+    # A length of its own: a str met before is known by its address, length and kind.
+    text = f"a line of text with {char} in it\n" * 5000 + "x" * (1 + ord(char) % 97)
+    size = sys.getsizeof(text)
+    first = enc.encode_ordinary(text)
+    assert sys.getsizeof(text) == size
+    assert enc.encode_ordinary(text) == first
+    assert sys.getsizeof(text) > size
+    assert enc.encode_ordinary(text) == first
+    assert first == tiktoken_encoding("o200k_base").encode_ordinary(text)
+    # A short str is left to CPython from the first call.
+    short = f"{char} short" * 10
+    size = sys.getsizeof(short)
+    enc.encode_ordinary(short)
+    assert sys.getsizeof(short) > size
 
 
 # Run under ``-X dev``: CPython's debug memory hooks abort on memory freed by the wrong

@@ -18,6 +18,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 mod id_list;
 mod pretokenize;
+mod text;
 mod train;
 
 /// Raise the tokenmill.errors class `name` built with `args`.
@@ -412,20 +413,21 @@ impl CoreTokenizer {
     fn encode_ordinary<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'py, PyString>,
         num_threads: usize,
         piece_bytes: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         // No special token allowed or disallowed: `encode` is `encode_ordinary`.
         let none = SpecialSet::Ids(Vec::new());
-        self.encode_list(py, text, &none, &none, num_threads, piece_bytes)
+        let text = text::utf8(text)?;
+        self.encode_list(py, &text, &none, &none, num_threads, piece_bytes)
     }
 
     #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]
     fn encode<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'py, PyString>,
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
         num_threads: usize,
@@ -435,14 +437,15 @@ impl CoreTokenizer {
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
-        self.encode_list(py, text, &a, &d, num_threads, piece_bytes)
+        let text = text::utf8(text)?;
+        self.encode_list(py, &text, &a, &d, num_threads, piece_bytes)
     }
 
     #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]
     fn encode_to_numpy<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'py, PyString>,
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
         num_threads: usize,
@@ -452,7 +455,8 @@ impl CoreTokenizer {
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
-        let out = self.encode_text(py, text, &a, &d, num_threads, piece_bytes)?;
+        let text = text::utf8(text)?;
+        let out = self.encode_text(py, &text, &a, &d, num_threads, piece_bytes)?;
         ids_to_numpy(py, out)
     }
 
@@ -460,7 +464,7 @@ impl CoreTokenizer {
     fn count(
         &self,
         py: Python<'_>,
-        text: &str,
+        text: &Bound<'_, PyString>,
         allowed: &Bound<'_, PyAny>,
         disallowed: &Bound<'_, PyAny>,
         num_threads: usize,
@@ -470,6 +474,8 @@ impl CoreTokenizer {
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
+        let text = text::utf8(text)?;
+        let text: &str = &text;
         if num_threads > 1 {
             // The pieces' ids are built and dropped: a 4-byte id per ~4 bytes of text.
             return Ok(self

@@ -1,0 +1,152 @@
+//! A `str` argument's text as UTF-8, without the copy CPython would attach to the `str`.
+//!
+//! CPython keeps a `str` as one unit per code point (1, 2 or 4 bytes, whichever its widest
+//! code point needs). Asked for UTF-8 (`PyUnicode_AsUTF8AndSize`, what pyo3's `&str` does),
+//! it hands out the text itself when it is all ASCII; otherwise it encodes it into a buffer of
+//! its own, copies that into a second, and attaches the copy to the `str` for as long as the
+//! `str` lives. For a long text met once, which is how a corpus is tokenized, that is two
+//! buffers of memory new to the process and a unit-at-a-time loop: measured in fresh processes
+//! (4 MB of code, 4-byte units: 5.3-6.2 ms and 1,898 page faults; Holmes, 2-byte units:
+//! 5.9-6.3 ms; the 24 languages: 21-22 ms), against 18-30 ms to encode the first two.
+//!
+//! So a long `str` that is not ASCII and has no UTF-8 attached yet is encoded here instead
+//! ([`code_units`](crate::code_units)), into a kept buffer (`buffers.rs`: on huge pages, and
+//! used again by the next call). What CPython would do is still done for a `str` met again: one
+//! of the last few converted here (same address and length) is handed to CPython, which
+//! attaches its copy, so that calling again and again on one `str` converts nothing. Either
+//! way the bytes are the same; a `str` with a lone surrogate goes to CPython, which raises the
+//! `UnicodeEncodeError` the Python layer answers as tiktoken does.
+//!
+//! This reads CPython's layout of a `str`, so it is built only where lists are built in place
+//! (`id_list`: CPython with a GIL, not the limited API), and not for 3.14 on, whose layout
+//! pyo3 leaves opaque; there every `str` goes to CPython.
+
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+use std::ops::Deref;
+
+/// A text as UTF-8: borrowed from the `str` (ASCII, or CPython's copy), or converted here.
+pub(super) enum Utf8<'a> {
+    Borrowed(&'a str),
+    #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+    Converted(converted::Converted),
+}
+
+impl Deref for Utf8<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Utf8::Borrowed(s) => s,
+            #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+            Utf8::Converted(c) => c.as_str(),
+        }
+    }
+}
+
+/// The UTF-8 of `text` (see the module doc); a `UnicodeEncodeError` for a lone surrogate.
+pub(super) fn utf8<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
+    #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+    if let Some(c) = converted::convert(text) {
+        return Ok(Utf8::Converted(c));
+    }
+    text.to_str().map(Utf8::Borrowed)
+}
+
+#[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+mod converted {
+    use crate::buffers::Ids;
+    use crate::code_units::{to_utf8, utf8_room, CodeUnit};
+    use pyo3::ffi;
+    use pyo3::prelude::*;
+    use pyo3::types::PyString;
+    use std::mem::MaybeUninit;
+    use std::sync::Mutex;
+
+    /// Texts shorter than this many code points go to CPython: their buffers are small and
+    /// come from memory the process already has.
+    const LONG: usize = 64 << 10;
+
+    /// A text converted to UTF-8 in a kept buffer (given back when dropped).
+    pub(in crate::py) struct Converted {
+        buffer: Ids,
+        len: usize,
+    }
+
+    impl Converted {
+        pub(in crate::py) fn as_str(&self) -> &str {
+            let bytes = self.buffer.as_ptr().cast::<u8>();
+            // SAFETY: `convert` wrote `len` bytes of UTF-8 (`to_utf8`) at the start of the
+            // buffer's room, which nothing else writes while `self` owns it.
+            unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(bytes, self.len)) }
+        }
+    }
+
+    /// The `str`s converted here most recently, by address, length and kind, newest last.
+    static MET: Mutex<Vec<(usize, usize, u32)>> = Mutex::new(Vec::new());
+    const MET_MOST: usize = 4;
+
+    /// Whether `key` was converted recently; records it if not.
+    fn met_before(key: (usize, usize, u32)) -> bool {
+        let mut met = MET.lock().unwrap_or_else(|p| p.into_inner());
+        if met.contains(&key) {
+            return true;
+        }
+        if met.len() == MET_MOST {
+            met.remove(0);
+        }
+        met.push(key);
+        false
+    }
+
+    /// `text` converted here, or `None` when CPython is to give its UTF-8: a short text, an
+    /// ASCII one (whose UTF-8 is the text), one with UTF-8 attached already, one met recently,
+    /// and one with a surrogate (CPython raises the error).
+    pub(in crate::py) fn convert(text: &Bound<'_, PyString>) -> Option<Converted> {
+        let op = text.as_ptr();
+        // SAFETY: `op` is a `str` (a `Bound<PyString>`), alive while `text` is borrowed, and the
+        // GIL is held. A compact `str` is ready and keeps its units right after its header;
+        // `utf8` is the copy CPython attached, if any, in every version this is built for.
+        unsafe {
+            if ffi::PyUnicode_IS_COMPACT(op) == 0 || ffi::PyUnicode_IS_ASCII(op) != 0 {
+                return None;
+            }
+            let len = usize::try_from(ffi::PyUnicode_GET_LENGTH(op)).ok()?;
+            if len < LONG || !(*op.cast::<ffi::PyCompactUnicodeObject>()).utf8.is_null() {
+                return None;
+            }
+            let kind = ffi::PyUnicode_KIND(op);
+            if met_before((op as usize, len, kind)) {
+                return None;
+            }
+            let data = ffi::PyUnicode_DATA(op);
+            match kind {
+                ffi::PyUnicode_1BYTE_KIND => from_units(std::slice::from_raw_parts(
+                    data.cast::<u8>().cast_const(),
+                    len,
+                )),
+                ffi::PyUnicode_2BYTE_KIND => from_units(std::slice::from_raw_parts(
+                    data.cast::<u16>().cast_const(),
+                    len,
+                )),
+                ffi::PyUnicode_4BYTE_KIND => from_units(std::slice::from_raw_parts(
+                    data.cast::<u32>().cast_const(),
+                    len,
+                )),
+                _ => None,
+            }
+        }
+    }
+
+    fn from_units<T: CodeUnit>(units: &[T]) -> Option<Converted> {
+        let room = utf8_room::<T>(units.len());
+        let mut buffer = crate::buffers::with_room(room.div_ceil(4));
+        let spare = buffer.spare_capacity_mut();
+        // SAFETY: the buffer's unused room, `spare.len() * 4 >= room` bytes, viewed as
+        // possibly unwritten bytes; the buffer is not touched otherwise while this lives.
+        let out: &mut [MaybeUninit<u8>] =
+            unsafe { std::slice::from_raw_parts_mut(spare.as_mut_ptr().cast(), spare.len() * 4) };
+        let len = to_utf8(units, out)?;
+        Some(Converted { buffer, len })
+    }
+}

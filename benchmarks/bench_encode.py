@@ -33,14 +33,17 @@ peers split a single long input across their thread pool. A peer whose thread co
 environment variable for its whole process (fastokens: ``FASTOKENS_BPE_THREADS``) runs with it
 at 1 here, and at 2 in the subprocesses of the 2-thread rows.
 
-The machine may be shared, so every one-thread cell is timed in interleaved rounds and keeps
-its best time (each cell stops repeating once it has spent ``--budget`` seconds). The 2-thread
-rows (``batch list``, ``batch numpy``, ``threads numpy``) are timed for every peer alike in a
-fresh process per peer and corpus, rounds back to back, after one pass that fills the caches;
-the peers' processes take turns, three times over, and each row keeps its best round.
-(They once were for fastokens only, whose thread count is set per process, and the rest were
-interleaved: rounds back to back ran up to 2x faster than interleaved ones, so fastokens
-looked ahead of tokenmill on 2 threads on Holmes and code, where it is behind.)
+The machine may be shared, and a peer's speed depends on what else ran in its process, so
+every warm row is timed in fresh processes, one per peer and corpus (and one more for the
+2-thread rows), rounds back to back after one pass that fills the caches; the peers' processes
+take turns, three times over, and each row keeps its best round (each process stops repeating
+a row once it has spent ``--budget`` seconds on it). Rounds of all the peers interleaved in one
+process, as the one-thread rows were timed until December 2026, share the CPU's caches between
+the peers' tables and flattered tokenmill: on Holmes with o200k_base, numpy, tokenmill 526 and
+gigatoken 476 MB/s interleaved, where in processes of their own gigatoken was ~15% ahead (two
+peers alone in one process: tokenmill 509, gigatoken 601). The 2-thread rows were moved to
+processes of their own first: interleaved, fastokens looked ahead of tokenmill on 2 threads on
+Holmes and code, where it is behind.
 
     python benchmarks/bench_encode.py [--quick] [--encodings ...] [--corpora ...]
                                       [--peers ...] [--rounds 3] [--json out.json]
@@ -60,7 +63,7 @@ import sysconfig
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -191,7 +194,7 @@ def output_digest(mode: str, got: object) -> str:
 
 
 # --- the subprocess worker ----------------------------------------------------------------
-# (cold first passes, pathological inputs, and the parallel rows of ep.THREADS_VAR's peers)
+# (every timed row: warm rows, cold first passes, pathological inputs)
 
 
 def worker(spec: dict) -> None:
@@ -237,10 +240,7 @@ class Cell:
     status: str = "ok"  # ok | differ | error | timeout | crashed
     seconds: float = float("inf")
     cpu: float = 0.0
-    runs: int = 0
-    spent: float = 0.0
     detail: str = ""
-    fn: Callable[[], object] | None = field(default=None, repr=False)
 
 
 def run_worker(
@@ -284,7 +284,7 @@ def run_worker(
             why = f"killed by signal {-proc.returncode}; {why}"
         return {m: Cell("crashed", detail=why) for m in modes}
     res = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {m: Cell("ok", r["best"], r["cpu"], 1, detail=r["digest"]) for m, r in res.items()}
+    return {m: Cell("ok", r["best"], r["cpu"], detail=r["digest"]) for m, r in res.items()}
 
 
 def faster(best: Cell | None, got: Cell) -> Cell:
@@ -323,31 +323,16 @@ def fmt_cell(cell: Cell | None, mb: float, base: float | None, single: bool) -> 
     return f"{mbs:.1f}{mark} {mbs / base:.1f}x"
 
 
-def check(peer: ep.Peer, mode: str, text: str, docs: list[str], want: object) -> Cell:
-    """Run one mode once and compare with tiktoken's ids; the cell to time, or why not."""
-    fn = getattr(peer, MODE_FN[mode])
-    if fn is None:
-        return Cell("none")
-    arg = docs if mode.startswith("batch") else text
+def check(peer: ep.Peer, mode: str, text: str, want: object) -> Cell:
+    """Run a one-thread mode once and compare with tiktoken's ids: an ``ok`` cell (to be timed
+    in a process of its own), or why not."""
     try:
-        c0, t0 = time.process_time(), time.perf_counter()
-        got = fn(arg)
-        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+        got = getattr(peer, MODE_FN[mode])(text)
     except Exception as e:
         return Cell("error", detail=f"{type(e).__name__}: {str(e)[:120]}")
-    if mode == "batch numpy":
-        ids, off = got  # type: ignore[misc]
-        got = [ids[int(off[i]) : int(off[i + 1])] for i in range(len(off) - 1)]
-    if mode.startswith("batch"):
-        if len(got) != len(want):  # type: ignore[arg-type]
-            return Cell("differ", detail=f"{len(got)} documents, not {len(want)}")  # type: ignore[arg-type]
-        for doc, (g, w) in enumerate(zip(got, want, strict=True)):  # type: ignore[arg-type]
-            if where := first_difference(g, w):
-                return Cell("differ", detail=f"document {doc}: {where}")
-    elif where := first_difference(got, want):  # type: ignore[arg-type]
+    if where := first_difference(got, want):  # type: ignore[arg-type]
         return Cell("differ", detail=where)
-    # This first (warm-up) pass is a timing sample too: a cell slower than --budget keeps it.
-    return Cell("ok", dt, cpu, runs=1, spent=dt, fn=lambda: fn(arg))
+    return Cell("ok")
 
 
 def bench_encoding(
@@ -365,9 +350,10 @@ def bench_encoding(
     plain = [c for c in texts if not c.startswith("patho:")]
     patho = [c for c in texts if c.startswith("patho:")]
     cells: dict[tuple[str, str, str], Cell] = {}
-    # The parallel rows (BIG_ONLY), timed afterwards in a subprocess per peer and corpus, for
-    # every peer alike: (peer, corpus) -> {mode: digest of tiktoken's output}.
-    pooled: dict[tuple[str, str], dict[str, str]] = {}
+    # The warm rows, timed afterwards in fresh processes, every peer alike: (peer, corpus,
+    # threads) -> {mode: digest of tiktoken's output}; the one-thread rows (threads 1) and
+    # the 2-thread rows (BIG_ONLY, threads THREADS) in processes of their own.
+    pooled: dict[tuple[str, str, int], dict[str, str]] = {}
     # Each peer's fastest build + first call, in the fresh processes of the cold passes.
     loads: dict[str, float] = {}
 
@@ -380,54 +366,38 @@ def bench_encoding(
         want_b = [np.asarray(x, np.int64) for x in ref.batch(docs)] if big else []
         for name in names:
             for mode in [m for m in WARM_MODES if big or m not in BIG_ONLY]:
-                w = want_b if mode.startswith("batch") else want
-                if mode in BIG_ONLY:
-                    if getattr(peers[name], MODE_FN[mode]) is not None:
-                        # tiktoken's batch is a list: its digest equals a right flat form's.
-                        form = "batch list" if mode.startswith("batch") else mode
-                        pooled.setdefault((name, corpus), {})[mode] = output_digest(form, w)
+                if getattr(peers[name], MODE_FN[mode]) is None:
                     continue
-                cell = check(peers[name], mode, text, docs, w)
-                if cell.status != "none":
-                    cells[name, corpus, mode] = cell
-                if cell.status == "error":
-                    notes.append(f"{name}: {corpus} {mode}: {cell.status} {cell.detail}")
+                w = want_b if mode.startswith("batch") else want
+                if mode not in BIG_ONLY:
+                    # Checked here too, which names the first difference; timed below.
+                    cell = check(peers[name], mode, text, w)
+                    if cell.status != "ok":
+                        cells[name, corpus, mode] = cell
+                        continue
+                # tiktoken's batch is a list: its digest equals a right flat form's.
+                form = "batch list" if mode.startswith("batch") else mode
+                threads = ep.THREADS if mode in BIG_ONLY else 1
+                pooled.setdefault((name, corpus, threads), {})[mode] = output_digest(form, w)
         log(f"  {encoding}: verified {corpus}")
-
-    # Interleaved rounds: a busy moment on the machine hits every cell alike.
-    todo = [(k, c) for k, c in cells.items() if c.status == "ok"]
-    for _ in range(args.rounds):
-        for _key, cell in todo:
-            if cell.spent > args.budget:
-                continue
-            c0, t0 = time.process_time(), time.perf_counter()
-            cell.fn()  # type: ignore[misc]
-            dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-            cell.runs += 1
-            cell.spent += dt
-            if dt < cell.seconds:
-                cell.seconds, cell.cpu = dt, cpu
-    for cell in cells.values():
-        cell.fn = None
     del peers
-    log(f"  {encoding}: timed {len(todo)} cells")
 
-    # The 2-thread rows, cold first passes and pathological inputs: fresh processes.
+    # Warm rows, cold first passes and pathological inputs: fresh processes.
     with tempfile.TemporaryDirectory(prefix="tokenmill-bench-in-") as tmp:
         # Each peer's process for a corpus in turn, PARALLEL_PASSES times over: a slow moment
         # of the machine then falls on every peer's rows, not on one peer's.
         passes = max(1, min(PARALLEL_PASSES, args.rounds))
         rounds_each = -(-args.rounds // passes)
-        for corpus in dict.fromkeys(c for _, c in pooled):
+        for corpus in dict.fromkeys(c for _, c, _ in pooled):
             path = Path(tmp) / "input.txt"
             path.write_text(texts[corpus], encoding="utf-8")
             for _ in range(passes):
-                for (name, c), want_d in pooled.items():
+                for (name, c, threads), want_d in pooled.items():
                     if c != corpus:
                         continue
                     var = ep.THREADS_VAR.get(name)
-                    env = {var: str(ep.THREADS)} if var else None
-                    # One more round than timed: the first pass fills the caches, as check() does.
+                    env = {var: str(threads)} if var else None
+                    # One more round than timed: the first fills the caches.
                     res = run_worker(
                         name,
                         encoding,
@@ -447,9 +417,9 @@ def bench_encoding(
                             cells[name, corpus, mode] = cell
                         elif cell.status != "ok":  # a failure in any pass stays
                             cells[name, corpus, mode] = cell
-            log(f"  {encoding}: {ep.THREADS} threads, {corpus}")
+            log(f"  {encoding}: timed {corpus}")
         for (name, corpus, mode), cell in cells.items():
-            if mode in BIG_ONLY and cell.status not in ("ok", "differ"):
+            if mode in WARM_MODES and cell.status not in ("ok", "differ"):
                 notes.append(f"{name}: {corpus} {mode}: {cell.status} {cell.detail}")
         for corpus in [c for c in args.cold if c in plain]:
             path = Path(tmp) / "input.txt"

@@ -50,6 +50,11 @@ THREADS = 2
 # forms in a subprocess where it is THREADS. (fastokens otherwise splits one input of 16 KB or
 # more across all cores, in its one-thread calls too.)
 THREADS_VAR = {"fastokens": "FASTOKENS_BPE_THREADS"}
+# numpy's OpenBLAS starts a thread for each further core at import, which spins for about 0.1 s
+# (no peer uses BLAS). In a worker process that spin ran beside the first pass of a peer that
+# loads fast: tokenmill's gpt2 first pass over Holmes, 24 ms, had 11.6 ms of CPU on the other
+# core beside it, marked as a second core used. Set here, for the processes the benchmarks start.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 _TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 

@@ -1,11 +1,11 @@
 """Python lists of ids across calls: what memory and the CPU's caches cost each peer.
 
-``bench_encode.py`` times each peer's best call in rounds interleaved with the others. A list
-of a million ids is 8 MB of new items each call, and whether that memory is new to the process
-(a page fault per 4 KiB) or what the last list gave back depends on glibc's thresholds, which
-the process's own past sets; and a list's items reference int objects that other work between
-calls may have pushed out of the CPU's caches. So each peer and corpus runs here in a process of
-its own, warmed with two calls, and is timed two ways (medians):
+``bench_encode.py`` times each peer's best call of a few back to back. A list of a million ids
+is 8 MB of new items each call, and whether that memory is new to the process (a page fault
+per 4 KiB) or what the last list gave back depends on glibc's thresholds, which the process's
+own past sets; and a list's items reference int objects that other work between calls may have
+pushed out of the CPU's caches. So each peer and corpus runs here in a process of its own,
+warmed with two calls, and is timed two ways (medians):
 
 - ``again``: one call after another, nothing in between; with the page faults of each call;
 - ``after other work``: each call after writing a byte in every cache line of 64 MB elsewhere,

@@ -4,9 +4,9 @@
 //! a run of data-dependent branches per chunk.
 //!
 //! The masks cover ASCII only; `hi` marks the other bytes, which a scanner leaves to its
-//! per-character path. On x86_64 they come from SSE2 (part of the x86_64 baseline, so no
-//! runtime detection), elsewhere from eight-byte words; the tests check both against the
-//! class table.
+//! per-character path. On x86_64 they come from AVX2 where the CPU has it (two 32-byte halves)
+//! and from SSE2 (part of the x86_64 baseline) where not, elsewhere from eight-byte words; the
+//! tests check each against the class table.
 
 use super::classes::ascii_class;
 use super::tables::{CRLF, L, N, UP, WS};
@@ -45,6 +45,12 @@ impl Masks {
     pub fn of(block: &[u8; BLOCK]) -> Masks {
         #[cfg(target_arch = "x86_64")]
         {
+            // Inlined into the encoder's copy compiled for x86-64-v3 (`Encoder::encode_in_batches`),
+            // where the check is a load and a branch taken the same way every block.
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2.
+                return unsafe { avx2(block) };
+            }
             sse2(block)
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -118,6 +124,44 @@ fn sse2(block: &[u8; BLOCK]) -> Masks {
         }
         m
     }
+}
+
+/// [`sse2`] on 32 bytes at a time, in half the instructions. Holmes, cl100k (`profile_encode`):
+/// the scanner alone 3.06 -> 2.60 ns a chunk; warm numpy from Python 3-5% faster.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn avx2(block: &[u8; BLOCK]) -> Masks {
+    use std::arch::x86_64::*;
+    let mut m = Masks::default();
+    for half in 0..2 {
+        // SAFETY: reads 32 bytes inside `block` (offsets 0 and 32), unaligned.
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * half) as *const __m256i) };
+        // As in `sse2`: `lo <= x <= hi` as one signed compare after a shift of the range.
+        let range = |v: __m256i, lo: u8, hi: u8| {
+            let shifted = _mm256_add_epi8(v, _mm256_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
+            let bound = _mm256_set1_epi8((0x80u8.wrapping_add(hi - lo + 1)) as i8);
+            _mm256_movemask_epi8(_mm256_cmpgt_epi8(bound, shifted)) as u32 as u64
+        };
+        let eq = |v: __m256i, c: u8| {
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8))) as u32 as u64
+        };
+        let letter = range(_mm256_or_si256(v, _mm256_set1_epi8(0x20)), b'a', b'z');
+        let bit5 = _mm256_movemask_epi8(_mm256_slli_epi16(v, 2)) as u32 as u64;
+        let ctl_ws = range(v, b'\t', b'\r');
+        let nl = eq(v, b'\n') | eq(v, b'\r');
+        let at = 32 * half;
+        m.hi |= (_mm256_movemask_epi8(v) as u32 as u64) << at;
+        m.up |= (letter & !bit5) << at;
+        m.lo |= (letter & bit5) << at;
+        m.digit |= range(v, b'0', b'9') << at;
+        m.space |= eq(v, b' ') << at;
+        m.tab |= (ctl_ws & !nl) << at;
+        m.nl |= nl << at;
+        m.apos |= eq(v, b'\'') << at;
+        m.slash |= eq(v, b'/') << at;
+    }
+    m
 }
 
 /// The portable version: one byte at a time from the class table.
@@ -294,6 +338,14 @@ mod tests {
                 block[pos] = c;
                 let m = Masks::of(&block);
                 assert_eq!(m, swar(&block), "byte {c:#x} at {pos}");
+                #[cfg(target_arch = "x86_64")]
+                {
+                    assert_eq!(sse2(&block), m, "byte {c:#x} at {pos}");
+                    if std::is_x86_feature_detected!("avx2") {
+                        // SAFETY: the CPU has AVX2.
+                        assert_eq!(unsafe { avx2(&block) }, m, "byte {c:#x} at {pos}");
+                    }
+                }
                 let bit = |mask: u64| mask >> pos & 1 == 1;
                 let cls = if c < 0x80 { ascii_class(c) } else { 0 };
                 assert_eq!(bit(m.hi), c >= 0x80);

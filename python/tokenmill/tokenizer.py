@@ -183,8 +183,16 @@ class Tokenizer:
     def _special_args(self, allowed: SpecialArg, disallowed: SpecialArg) -> tuple[Any, Any]:
         """tiktoken's policy: "all" allowed = every special; "all" disallowed = every special
         not allowed. Returns what the core takes: "all" or a list of ids."""
-        if not allowed and disallowed == "all":  # the default, on every call: keep it cheap
-            return [], ("all" if self._special_tokens else [])
+        # The usual calls first, cheaply: the default; no check (`disallowed_special=()`, as
+        # tiktoken's docs suggest for speed); every special allowed. Building the sets below
+        # took 0.7 us a call, as much as encoding a line of Holmes.
+        if not allowed:
+            if disallowed == "all":
+                return [], ("all" if self._special_tokens else [])
+            if not disallowed:
+                return [], []
+        elif allowed == "all" and (disallowed == "all" or not disallowed):
+            return ("all" if self._special_tokens else []), []
         if allowed == "all":
             allowed_set = self._special_set
         else:

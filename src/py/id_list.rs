@@ -27,10 +27,10 @@
 //! the process, and 4 KiB pages took a fault each. o200k_base, first pass into a list (fresh
 //! processes, medians of 4-10): code 32.6 -> 28.4 ms, page faults 3,276 -> 1,478; Holmes
 //! 32.2 -> 29.2 ms. Where glibc serves the array from memory earlier lists gave back, the
-//! advice changes nothing (calls after the first: level within noise). CPython's lists keep their items that way
-//! (`ob_item`, `allocated`) in every version with a GIL; a free-threaded build allocates them
-//! otherwise, so there (and on PyPy or the limited API) the bindings build lists from a buffer
-//! of ids.
+//! advice changes nothing (calls after the first: level within noise). CPython's lists keep
+//! their items that way (`ob_item`, `allocated`) in every version with a GIL; a free-threaded
+//! build allocates them otherwise, so there (and on PyPy or the limited API) the bindings build
+//! lists from a buffer of ids.
 
 use crate::error::Error;
 use pyo3::marker::Ungil;

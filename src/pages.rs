@@ -173,15 +173,16 @@ mod mapped {
 }
 
 /// Start loading `slot` into the CPU cache, without waiting for it (a hint; no effect on
-/// other targets).
+/// other targets). Any address will do, even one outside the program's memory: a prefetch
+/// never faults.
 #[inline(always)]
-pub(crate) fn prefetch<T>(slot: &T) {
+pub(crate) fn prefetch<T>(slot: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and reads nothing the program sees; SSE is part of the
     // x86_64 baseline.
     unsafe {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(slot as *const T as *const i8);
+        _mm_prefetch::<_MM_HINT_T0>(slot.cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = slot;

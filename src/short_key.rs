@@ -39,22 +39,27 @@ pub fn key_of(chunk: &[u8]) -> Option<u128> {
 pub fn key_at(text: &[u8], start: usize, end: usize) -> Option<u128> {
     let n = end.wrapping_sub(start);
     match text.get(start..).and_then(|t| t.first_chunk::<16>()) {
-        Some(w) if n.wrapping_sub(1) < MAX_KEY => {
-            let w = u128::from_le_bytes(*w);
-            // The key's bytes and length from a table (a variable 128-bit shift is several
-            // instructions and a branch).
-            let (keep, len) = KEY_MASKS[n & 15];
-            Some(w & keep | len)
-        }
+        Some(w) if n.wrapping_sub(1) < MAX_KEY => Some(key_in(u128::from_le_bytes(*w), n)),
         _ => text.get(start..end).and_then(key_of),
     }
 }
 
-/// For `n` in 1..=15: the mask of a key's first `n` bytes, and `with_len(0, n)`.
-const KEY_MASKS: [(u128, u128); 16] = {
-    let mut t = [(0u128, 0u128); 16];
+/// The key of a chunk of `n` bytes whose bytes are the first of `word` (16 bytes read from
+/// the chunk's start, little-endian; the bytes past the chunk are dropped), or 0 (no key) for
+/// `n` of 0 or more than `MAX_KEY`. No branch: the key's bytes and length come from a table
+/// (a variable 128-bit shift is several instructions and a branch).
+#[inline(always)]
+pub fn key_in(word: u128, n: usize) -> u128 {
+    let (keep, len) = KEY_MASKS[n.min(MAX_KEY + 1)];
+    word & keep | len
+}
+
+/// For `n` in 1..=15: the mask of a key's first `n` bytes, and `with_len(0, n)`; zeros for 0
+/// and 16 (no key).
+const KEY_MASKS: [(u128, u128); MAX_KEY + 2] = {
+    let mut t = [(0u128, 0u128); MAX_KEY + 2];
     let mut n = 1;
-    while n < 16 {
+    while n <= MAX_KEY {
         t[n] = ((1u128 << (8 * n)) - 1, (n as u128) << 120);
         n += 1;
     }
@@ -88,6 +93,12 @@ mod tests {
         }
         assert_eq!(key_at(&text[..8], 20, 25), None);
         assert_eq!(key_at(&text[..8], 6, 9), None);
+        // `key_in` on any 16 bytes read from a chunk's start: the key, or 0 with none.
+        let word = u128::from_le_bytes(text[3..19].try_into().unwrap());
+        for n in 0..40 {
+            let want = text.get(3..3 + n).and_then(key_of).unwrap_or(0);
+            assert_eq!(key_in(word, n), want, "{n}");
+        }
         // Keys are unique: chunks differing in any one byte, or in length, differ in key.
         for n in 1..=MAX_KEY {
             let a: Vec<u8> = (1..=n as u8).collect();

@@ -10,7 +10,7 @@
 //! once. The slot tables are on 2 MiB pages where the OS allows (`pages.rs`).
 
 use crate::pages::{prefetch, Table, Zeroable};
-use crate::short_key::{hash128, key_at, key_of};
+use crate::short_key::{hash128, key_at, key_in, key_of};
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
 
@@ -434,22 +434,45 @@ impl ChunkCache {
         // `n` are written below and only they are read.
         let mut key_of_chunk = [MaybeUninit::<(u128, usize)>::uninit(); BATCH];
         let n = at.len().saturating_sub(1).min(BATCH);
-        let (slots, mask) = (&self.slots[..], self.mask);
-        for (i, entry) in key_of_chunk.iter_mut().enumerate().take(n) {
-            // Key 0 (never a chunk's) marks a chunk the first level does not hold; its second
-            // field is then its `long_hash` (0 when longer than the second level's keys), and
-            // its second-level home slot is loaded ahead too. gpt2 on the 24 languages (a
-            // Cyrillic word of eight letters is 16 bytes): that slot's cache miss was 12% of
-            // encoding.
-            let key = key_at(text, at[i], at[i + 1]).unwrap_or(0);
+        let (slots, mask, long) = (self.slots.as_ptr(), self.mask, &self.long);
+        let record = |entry: &mut MaybeUninit<(u128, usize)>, key: u128, start: usize, end| {
             let home = hash128(key) & mask;
             entry.write((key, home));
-            if let Some(slot) = slots.get(home) {
-                prefetch(slot);
-            }
+            // In the table: `mask` is its length less one.
+            prefetch(slots.wrapping_add(home));
             if key == 0 {
-                let chunk = text.get(at[i]..at[i + 1]).unwrap_or_default();
-                entry.write((0, self.long.prefetch_chunk(chunk)));
+                // Key 0 (never a chunk's) marks a chunk the first level does not hold; its
+                // second field is then its `long_hash` (0 when longer than the second level's
+                // keys), and its second-level home slot is loaded ahead too. gpt2 on the 24
+                // languages (a Cyrillic word of eight letters is 16 bytes): that slot's cache
+                // miss was 12% of encoding.
+                let chunk = text.get(start..end).unwrap_or_default();
+                entry.write((0, long.prefetch_chunk(chunk)));
+            }
+        };
+        // Every batch but a text's last: 16 bytes can be read at each chunk's start, so each
+        // key is one unchecked load, in a loop without bounds checks.
+        let last_start = at.get(n.wrapping_sub(1)).copied().unwrap_or(usize::MAX);
+        if last_start.checked_add(16).is_some_and(|e| e <= text.len()) {
+            for (entry, w) in key_of_chunk[..n].iter_mut().zip(at.windows(2)) {
+                let (start, end) = (w[0], w[1]);
+                // SAFETY: `start.min(last_start) + 16 <= text.len()`.
+                let word = unsafe {
+                    text.as_ptr()
+                        .add(start.min(last_start))
+                        .cast::<[u8; 16]>()
+                        .read_unaligned()
+                };
+                record(
+                    entry,
+                    key_in(u128::from_le_bytes(word), end.wrapping_sub(start)),
+                    start,
+                    end,
+                );
+            }
+        } else {
+            for (entry, w) in key_of_chunk[..n].iter_mut().zip(at.windows(2)) {
+                record(entry, key_at(text, w[0], w[1]).unwrap_or(0), w[0], w[1]);
             }
         }
         // SAFETY: the loop above wrote the first `n` entries.
@@ -468,34 +491,31 @@ impl ChunkCache {
             let base = out.len();
             let room = out.spare_capacity_mut();
             let (slots, mask, spill) = (&self.slots[..], self.mask, &self.spill[..]);
+            debug_assert!(mask < slots.len() && (n - i) * SPILL_COPY <= room.len());
+            let to = room.as_mut_ptr().cast::<u32>();
             let mut w = 0;
             while i < n {
                 let (key, home) = key_of_chunk[i];
-                let slot = &slots[home & mask];
+                // SAFETY: `mask` is the table's length less one.
+                let slot = unsafe { slots.get_unchecked(home & mask) };
                 if key == 0 || slot.key != key {
                     break;
                 }
                 let len = slot.n as usize;
-                // `room` holds `SPILL_COPY` ids per chunk left, and `w` grows by at most
-                // `SPILL_COPY` per chunk, so the `get_mut`s succeed; were one to fail, the
-                // chunk would take the slow path below, nothing left unwritten.
+                // `room` held `SPILL_COPY` ids per chunk left when this loop started, and `w`
+                // grows by at most `SPILL_COPY` per chunk, so `SPILL_COPY` ids fit from `w`.
                 if len <= MAX_IDS {
-                    let Some(to) = room.get_mut(w..w + MAX_IDS) else {
-                        break;
-                    };
-                    for (t, &id) in to.iter_mut().zip(&slot.ids) {
-                        t.write(id);
-                    }
+                    // SAFETY: `MAX_IDS <= SPILL_COPY` ids fit from `w` (above).
+                    unsafe { to.add(w).cast::<[u32; MAX_IDS]>().write_unaligned(slot.ids) };
                 } else {
                     let at = slot.ids[0] as usize;
-                    match (
-                        room.get_mut(w..w + SPILL_COPY),
-                        spill.get(at..at + SPILL_COPY),
-                    ) {
-                        (Some(to), Some(from)) if len <= SPILL_COPY => {
-                            for (t, &id) in to.iter_mut().zip(from) {
-                                t.write(id);
-                            }
+                    match spill.get(at..at + SPILL_COPY) {
+                        Some(from) if len <= SPILL_COPY => {
+                            // SAFETY: `SPILL_COPY` ids fit from `w` (above).
+                            unsafe {
+                                to.add(w)
+                                    .copy_from_nonoverlapping(from.as_ptr(), SPILL_COPY)
+                            };
                         }
                         // Longer, or too near the arena's end for a fixed copy.
                         _ => break,

@@ -10,7 +10,7 @@
 //! once. The slot tables are on 2 MiB pages where the OS allows (`pages.rs`).
 
 use crate::pages::{prefetch, Table, Zeroable};
-use crate::short_key::{hash128, key_at, key_in, key_of};
+use crate::short_key::{hash128, key_at, key_in, key_of, HASH_BITS};
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
 
@@ -22,6 +22,7 @@ pub const MAX_IDS: usize = 3;
 /// fixed 65,536 slots, 4 MB of Python code cleared the cache again and again.
 const SLOTS: usize = 1 << 16;
 const MAX_SLOTS: usize = 1 << 19;
+const _: () = assert!(MAX_SLOTS <= 1 << HASH_BITS, "homes reach every slot");
 
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(32))]

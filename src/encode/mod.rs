@@ -5,7 +5,9 @@
 //! ties) until no adjacent pair concatenates to a token.
 
 use crate::error::Error;
-use crate::pretokenize::Splitter;
+#[cfg(target_arch = "x86_64")]
+use crate::pretokenize::isa::{Avx2, Avx512};
+use crate::pretokenize::{isa::Baseline, Splitter};
 use crate::short_key::MAX_KEY;
 use crate::vocab::Vocab;
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -176,24 +178,12 @@ impl Allowed<'_> {
     }
 }
 
-/// Whether this CPU has what `Encoder::encode_in_batches_v3` is compiled for (detected once,
-/// then a load per call).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn has_x86_64_v3() -> bool {
-    std::is_x86_feature_detected!("avx2")
-        && std::is_x86_feature_detected!("bmi1")
-        && std::is_x86_feature_detected!("bmi2")
-        && std::is_x86_feature_detected!("lzcnt")
-        && std::is_x86_feature_detected!("popcnt")
-}
-
 /// The body of `Encoder::encode_in_batches`, pasted into each copy of it: closures take the
 /// target features of the function that defines them, not of the one they are inlined into.
 macro_rules! encode_in_batches {
-    ($enc:ident, $text:ident, $out:ident, $after:ident) => {
+    ($enc:ident, $isa:ident, $text:ident, $out:ident, $after:ident) => {
         cache::with_cache($enc.uid, |cache| {
-            $enc.splitter.split_bounds($text, |at| {
+            $enc.splitter.split_bounds_on($isa, $text, |at| {
                 cache.lookup_batch($text.as_bytes(), at, $out, |c, o| $enc.encode_chunk(c, o));
                 $after($out);
             })
@@ -276,9 +266,14 @@ impl Encoder {
         // On a pool's worker: not on the same CPU as another worker (`threads` module doc).
         crate::threads::settle();
         #[cfg(target_arch = "x86_64")]
-        if has_x86_64_v3() {
-            // SAFETY: the CPU has every feature the function is compiled for.
-            return unsafe { self.encode_in_batches_v3(text, out, &mut after) };
+        if let Some(isa) = Avx512::detect() {
+            // SAFETY: the token proves the CPU has the function's features.
+            return unsafe { self.encode_in_batches_v4(isa, text, out, &mut after) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = Avx2::detect() {
+            // SAFETY: as above.
+            return unsafe { self.encode_in_batches_v3(isa, text, out, &mut after) };
         }
         self.encode_in_batches_baseline(text, out, &mut after)
     }
@@ -291,22 +286,42 @@ impl Encoder {
         out: &mut Vec<u32>,
         after: &mut impl FnMut(&mut Vec<u32>),
     ) -> Result<(), Error> {
-        encode_in_batches!(self, text, out, after)
+        let isa = Baseline;
+        encode_in_batches!(self, isa, text, out, after)
     }
 
     /// [`Encoder::encode_in_batches`] compiled for x86-64-v3.
     ///
     /// # Safety
-    /// Only for CPUs with the features below.
+    /// Only for CPUs with the features below (`isa` proves it).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
     unsafe fn encode_in_batches_v3(
         &self,
+        isa: Avx2,
         text: &str,
         out: &mut Vec<u32>,
         after: &mut impl FnMut(&mut Vec<u32>),
     ) -> Result<(), Error> {
-        encode_in_batches!(self, text, out, after)
+        encode_in_batches!(self, isa, text, out, after)
+    }
+
+    /// [`Encoder::encode_in_batches`] compiled for x86-64-v3 with AVX-512F and BW: the
+    /// scanner's class masks from one 64-byte register, and its boundaries written by
+    /// compresses (`pretokenize::isa`).
+    ///
+    /// # Safety
+    /// Only for CPUs with the features below (`isa` proves it).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
+    unsafe fn encode_in_batches_v4(
+        &self,
+        isa: Avx512,
+        text: &str,
+        out: &mut Vec<u32>,
+        after: &mut impl FnMut(&mut Vec<u32>),
+    ) -> Result<(), Error> {
+        encode_in_batches!(self, isa, text, out, after)
     }
 
     /// Walk `text` under tiktoken's special-token policy: a `disallowed` special anywhere is
@@ -471,7 +486,7 @@ fn bpe_small(vocab: &Vocab, chunk: &[u8], out: &mut Vec<u32>) {
 #[inline(always)]
 fn bpe_small_in<const CAP: usize>(vocab: &Vocab, chunk: &[u8], out: &mut Vec<u32>) {
     #[cfg(target_arch = "x86_64")]
-    if has_x86_64_v3() {
+    if Avx2::detect().is_some() {
         // SAFETY: the CPU has every feature the function is compiled for.
         return unsafe { bpe_small_v3::<CAP>(vocab, chunk, out) };
     }
@@ -809,14 +824,26 @@ pub(crate) mod tests {
                 }
                 assert!(got == want, "{pattern}, baseline, {round}");
                 #[cfg(target_arch = "x86_64")]
-                if has_x86_64_v3() {
+                if let Some(isa) = Avx2::detect() {
                     let enc = fresh().unwrap();
                     for _ in 0..1 + usize::from(round == "warm") {
                         got.clear();
-                        // SAFETY: the CPU has the features (checked just above).
-                        unsafe { enc.encode_in_batches_v3(&text, &mut got, &mut |_| {}) }.unwrap();
+                        // SAFETY: the token proves the CPU has the features.
+                        unsafe { enc.encode_in_batches_v3(isa, &text, &mut got, &mut |_| {}) }
+                            .unwrap();
                     }
                     assert!(got == want, "{pattern}, x86-64-v3, {round}");
+                }
+                #[cfg(target_arch = "x86_64")]
+                if let Some(isa) = Avx512::detect() {
+                    let enc = fresh().unwrap();
+                    for _ in 0..1 + usize::from(round == "warm") {
+                        got.clear();
+                        // SAFETY: the token proves the CPU has the features.
+                        unsafe { enc.encode_in_batches_v4(isa, &text, &mut got, &mut |_| {}) }
+                            .unwrap();
+                    }
+                    assert!(got == want, "{pattern}, x86-64-v4, {round}");
                 }
             }
         }
@@ -869,7 +896,7 @@ pub(crate) mod tests {
             ("dispatch", 1024, bpe_small),
         ];
         #[cfg(target_arch = "x86_64")]
-        if has_x86_64_v3() {
+        if Avx2::detect().is_some() {
             // SAFETY (of each call): the CPU has the features (checked just above).
             copies.push(("x86-64-v3", 16, |v, c, o| unsafe {
                 bpe_small_v3::<16>(v, c, o)

@@ -4,9 +4,10 @@
 //! a run of data-dependent branches per chunk.
 //!
 //! The masks cover ASCII only; `hi` marks the other bytes, which a scanner leaves to its
-//! per-character path. On x86_64 they come from AVX2 where the CPU has it (two 32-byte halves)
-//! and from SSE2 (part of the x86_64 baseline) where not, elsewhere from eight-byte words; the
-//! tests check each against the class table.
+//! per-character path. On x86_64 they come from AVX-512BW (one 64-byte register), AVX2 (two
+//! 32-byte halves) or SSE2 (part of the x86_64 baseline), as the caller's instruction set
+//! allows (`isa`), elsewhere from eight-byte words; the tests check each against the class
+//! table.
 
 use super::classes::ascii_class;
 use super::tables::{CRLF, L, N, UP, WS};
@@ -18,7 +19,7 @@ pub(super) const BLOCK: usize = 64;
 /// `digit`, `space`, `tab`, `nl`, or none of them (then it is "other": punctuation, symbols,
 /// control characters), `apos` and `slash` pick out two of the others.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct Masks {
+pub(crate) struct Masks {
     /// Bytes >= 0x80.
     pub hi: u64,
     /// `[A-Z]`.
@@ -40,25 +41,6 @@ pub(super) struct Masks {
 }
 
 impl Masks {
-    /// The masks of `block`.
-    #[inline(always)]
-    pub fn of(block: &[u8; BLOCK]) -> Masks {
-        #[cfg(target_arch = "x86_64")]
-        {
-            // Inlined into the encoder's copy compiled for x86-64-v3 (`Encoder::encode_in_batches`),
-            // where the check is a load and a branch taken the same way every block.
-            if std::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2.
-                return unsafe { avx2(block) };
-            }
-            sse2(block)
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            swar(block)
-        }
-    }
-
     /// `[A-Za-z]`.
     #[inline(always)]
     pub fn letter(&self) -> u64 {
@@ -134,7 +116,7 @@ macro_rules! class_masks {
 /// The masks 16 bytes at a time (SSE2 is part of the x86_64 baseline).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn sse2(block: &[u8; BLOCK]) -> Masks {
+pub(super) fn sse2(block: &[u8; BLOCK]) -> Masks {
     use std::arch::x86_64::*;
     class_masks!(
         block,
@@ -155,10 +137,13 @@ fn sse2(block: &[u8; BLOCK]) -> Masks {
 /// The masks 32 bytes at a time, in half the instructions of [`sse2`]. Holmes, cl100k
 /// (`profile_encode`): the scanner alone 3.06 -> 2.60 ns a chunk; warm numpy from Python 3-5%
 /// faster.
+///
+/// # Safety
+/// The CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn avx2(block: &[u8; BLOCK]) -> Masks {
+pub(super) unsafe fn avx2(block: &[u8; BLOCK]) -> Masks {
     use std::arch::x86_64::*;
     class_masks!(
         block,
@@ -176,9 +161,42 @@ unsafe fn avx2(block: &[u8; BLOCK]) -> Masks {
     )
 }
 
+/// The masks from one 64-byte register, each class a compare straight into a mask register:
+/// a third of [`avx2`]'s instructions.
+///
+/// # Safety
+/// The CPU has AVX-512F and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+pub(super) unsafe fn avx512(block: &[u8; BLOCK]) -> Masks {
+    use std::arch::x86_64::*;
+    let v = _mm512_loadu_si512(block.as_ptr().cast());
+    let set1 = |c: u8| _mm512_set1_epi8(c as i8);
+    // `lo <= x <= hi` as one unsigned compare of `x - lo`.
+    let range = |v: __m512i, lo: u8, hi: u8| {
+        _mm512_cmple_epu8_mask(_mm512_sub_epi8(v, set1(lo)), set1(hi - lo))
+    };
+    let eq = |c: u8| _mm512_cmpeq_epi8_mask(v, set1(c));
+    let letter = range(_mm512_or_si512(v, set1(0x20)), b'a', b'z');
+    let bit5 = _mm512_test_epi8_mask(v, set1(0x20));
+    let nl = eq(b'\n') | eq(b'\r');
+    Masks {
+        hi: _mm512_movepi8_mask(v),
+        up: letter & !bit5,
+        lo: letter & bit5,
+        digit: range(v, b'0', b'9'),
+        space: eq(b' '),
+        tab: range(v, b'\t', b'\r') & !nl,
+        nl,
+        apos: eq(b'\''),
+        slash: eq(b'/'),
+    }
+}
+
 /// The portable version: one byte at a time from the class table.
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-fn swar(block: &[u8; BLOCK]) -> Masks {
+pub(super) fn swar(block: &[u8; BLOCK]) -> Masks {
     let mut m = Masks::default();
     for (k, &c) in block.iter().enumerate() {
         let bit = 1u64 << k;
@@ -348,14 +366,17 @@ mod tests {
                     *x = (k as u8).wrapping_mul(37).wrapping_add(c);
                 }
                 block[pos] = c;
-                let m = Masks::of(&block);
-                assert_eq!(m, swar(&block), "byte {c:#x} at {pos}");
+                let m = swar(&block);
                 #[cfg(target_arch = "x86_64")]
                 {
                     assert_eq!(sse2(&block), m, "byte {c:#x} at {pos}");
                     if std::is_x86_feature_detected!("avx2") {
                         // SAFETY: the CPU has AVX2.
                         assert_eq!(unsafe { avx2(&block) }, m, "byte {c:#x} at {pos}");
+                    }
+                    if std::is_x86_feature_detected!("avx512bw") {
+                        // SAFETY: the CPU has AVX-512BW.
+                        assert_eq!(unsafe { avx512(&block) }, m, "byte {c:#x} at {pos}");
                     }
                 }
                 let bit = |mask: u64| mask >> pos & 1 == 1;

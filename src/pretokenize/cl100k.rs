@@ -15,9 +15,7 @@
 //!   last `\r`/`\n` if it has one (`\s*[\r\n]` backtracks to it), else all but its last
 //!   character (`\s+(?!\S)`), else (a run of one) that character.
 
-use super::blocks::{
-    after_line_ends, common_limit, contractions, digit_groups, prev, Masks, BLOCK,
-};
+use super::blocks::{after_line_ends, common_limit, contractions, digit_groups, prev, Masks};
 use super::classes::{
     class_at, contraction_ci, letter_lanes, run, run_swar, spaces, CRLF, L, N, OTHER,
 };
@@ -33,8 +31,8 @@ impl Scanner for Cl100k {
     }
 
     #[inline(always)]
-    fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
-        block(b, i, w)
+    fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
+        block(b, i, m)
     }
 }
 
@@ -53,13 +51,12 @@ impl Scanner for Cl100k {
 /// The limit is the one all scanners share, and before a whitespace run with a line end after a
 /// space or tab (the run's chunk ends at its last line end).
 #[inline(always)]
-fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
-    let m = Masks::of(w);
+fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
     let letter = m.letter();
     let (x, ws) = (m.blank(), m.ws());
     let other = m.other();
     let p = x | other;
-    let (after_nl, limit) = after_line_ends(&m, ws, common_limit(&m, ws));
+    let (after_nl, limit) = after_line_ends(m, ws, common_limit(m, ws));
     let mut starts = 1
         | letter & prev(m.digit | m.nl)
         | other & !prev(other | m.space)

@@ -10,7 +10,7 @@
 //!   possessive, so `$` before a final `\n` cannot match earlier), else all but its last
 //!   character (`\s+(?!\S)` backtracks one), else (a run of one) that character.
 
-use super::blocks::{common_limit, contractions, prev, Masks, BLOCK};
+use super::blocks::{common_limit, contractions, prev, Masks};
 use super::classes::{class_at, contraction_cs, letter_lanes, run, run_swar, spaces, L, N, OTHER};
 use super::Scanner;
 
@@ -24,8 +24,8 @@ impl Scanner for Gpt2 {
     }
 
     #[inline(always)]
-    fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
-        block(b, i, w)
+    fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
+        block(b, i, m)
     }
 }
 
@@ -36,12 +36,11 @@ impl Scanner for Gpt2 {
 /// other here); and after a contraction that starts at a chunk start (`'s`, `'ll`...,
 /// case-sensitive, a chunk of its own).
 #[inline(always)]
-fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
-    let m = Masks::of(w);
+fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
     let letter = m.letter();
     let ws = m.ws();
     let other = m.other();
-    let limit = common_limit(&m, ws);
+    let limit = common_limit(m, ws);
     let starts = 1
         | letter & !prev(letter | m.space)
         | m.digit & !prev(m.digit | m.space)

@@ -22,6 +22,7 @@ mod blocks;
 mod cl100k;
 mod classes;
 mod gpt2;
+pub(crate) mod isa;
 mod o200k;
 #[rustfmt::skip]
 mod tables;
@@ -197,13 +198,67 @@ impl Splitter {
     /// call ends with `text.len()`; boundaries increase strictly and are character
     /// boundaries. Calls hold up to [`BOUNDS`] chunks, or a few dozen more. The encoder's way
     /// in: no `&str` per chunk.
+    ///
+    /// The block path runs on the best instruction set the CPU has, in a copy compiled for it.
     #[inline(always)]
     pub fn split_bounds(&self, text: &str, f: impl FnMut(&[usize])) -> Result<(), Error> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = isa::Avx512::detect() {
+            // SAFETY: the token proves the CPU has the function's features.
+            return unsafe { self.split_bounds_v4(isa, text, f) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = isa::Avx2::detect() {
+            // SAFETY: as above.
+            return unsafe { self.split_bounds_v3(isa, text, f) };
+        }
+        self.split_bounds_on(isa::Baseline, text, f)
+    }
+
+    /// [`Splitter::split_bounds_on`] compiled for x86-64-v3.
+    ///
+    /// # Safety
+    /// Only for CPUs with the features below (`isa` proves it).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+    unsafe fn split_bounds_v3(
+        &self,
+        isa: isa::Avx2,
+        text: &str,
+        f: impl FnMut(&[usize]),
+    ) -> Result<(), Error> {
+        self.split_bounds_on(isa, text, f)
+    }
+
+    /// [`Splitter::split_bounds_on`] compiled for x86-64-v3 with AVX-512F and BW.
+    ///
+    /// # Safety
+    /// Only for CPUs with the features below (`isa` proves it).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
+    unsafe fn split_bounds_v4(
+        &self,
+        isa: isa::Avx512,
+        text: &str,
+        f: impl FnMut(&[usize]),
+    ) -> Result<(), Error> {
+        self.split_bounds_on(isa, text, f)
+    }
+
+    /// [`Splitter::split_bounds`] with the scanners' block path on the instruction set `isa`
+    /// (the encoder passes the one its running copy is compiled for, so it is inlined there).
+    #[inline(always)]
+    pub(crate) fn split_bounds_on(
+        &self,
+        isa: impl isa::Isa,
+        text: &str,
+        f: impl FnMut(&[usize]),
+    ) -> Result<(), Error> {
         let mut sink = Sink::new(f);
         match &self.kind {
-            Kind::Named(Named::Gpt2) => scan::<gpt2::Gpt2>(text, &mut sink)?,
-            Kind::Named(Named::Cl100k) => scan::<cl100k::Cl100k>(text, &mut sink)?,
-            Kind::Named(Named::O200k) => scan::<o200k::O200k>(text, &mut sink)?,
+            Kind::Named(Named::Gpt2) => scan::<gpt2::Gpt2>(isa, text, &mut sink)?,
+            Kind::Named(Named::Cl100k) => scan::<cl100k::Cl100k>(isa, text, &mut sink)?,
+            Kind::Named(Named::O200k) => scan::<o200k::O200k>(isa, text, &mut sink)?,
             Kind::Regex(_, re) => split_regex(re, text, &mut sink)?,
         }
         sink.finish();
@@ -237,7 +292,7 @@ pub const BOUNDS: usize = 64;
 /// Boundaries gathered for [`Splitter::split_bounds`]: `at[..len]`, whose last entry is the
 /// start of the chunk being scanned (its end is not known yet).
 struct Sink<F> {
-    at: [usize; BOUNDS + 1 + blocks::BLOCK],
+    at: [usize; BOUNDS + 1 + isa::POSITIONS_ROOM],
     len: usize,
     f: F,
 }
@@ -245,7 +300,7 @@ struct Sink<F> {
 impl<F: FnMut(&[usize])> Sink<F> {
     fn new(f: F) -> Sink<F> {
         Sink {
-            at: [0; BOUNDS + 1 + blocks::BLOCK],
+            at: [0; BOUNDS + 1 + isa::POSITIONS_ROOM],
             len: 1,
             f,
         }
@@ -259,24 +314,16 @@ impl<F: FnMut(&[usize])> Sink<F> {
         self.len += 1;
     }
 
-    /// Add a boundary at `base + k` for each set bit `k` of `bits` (at most `BLOCK - 1` of
-    /// them, after a `flush_if_full`), in order. They are written eight at a time whatever
-    /// their number, past the last one too (room the next pushes overwrite), so the loop runs
-    /// once per eight boundaries, not once per boundary, and its exit is mispredicted less.
+    /// Add a boundary at `base + k` for each set bit `k` of `bits`, in order (after a
+    /// `flush_if_full`). `isa` writes them in fixed groups, past the last one too: room the
+    /// next pushes overwrite.
     #[inline(always)]
-    fn push_bits(&mut self, base: usize, mut bits: u64) {
-        let n = bits.count_ones() as usize;
-        let mut at = self.len;
-        while bits != 0 {
-            // In range: `len <= BOUNDS` here and at most 63 bits are set, so the groups of
-            // eight end by `len + 64 <= BOUNDS + BLOCK`, and `at` has `BOUNDS + 1 + BLOCK`.
-            for slot in &mut self.at[at..at + 8] {
-                *slot = base + bits.trailing_zeros() as usize;
-                bits &= bits.wrapping_sub(1);
-            }
-            at += 8;
+    fn push_bits(&mut self, isa: impl isa::Isa, base: usize, bits: u64) {
+        // `len <= BOUNDS` after a flush, so the room is inside `at`.
+        if let Some(room) = self.at[self.len..].first_chunk_mut::<{ isa::POSITIONS_ROOM }>() {
+            isa.positions(room, base, bits);
+            self.len += bits.count_ones() as usize;
         }
-        self.len += n;
     }
 
     /// Hand out the boundaries once they hold `BOUNDS` chunks, keeping the last.
@@ -310,10 +357,10 @@ trait Scanner {
     /// whose bytes are `b`).
     fn next(b: &[u8], i: usize) -> usize;
 
-    /// The chunk starts in the 64 bytes `w = b[i..i + 64]` where `i` is a chunk start: bit
-    /// `k` set iff a chunk starts at `i + k`, exact up to the highest bit returned; bit 0 is
-    /// always set (so `1` means "per character from here").
-    fn block(b: &[u8], i: usize, w: &[u8; blocks::BLOCK]) -> u64;
+    /// The chunk starts in the 64 bytes `b[i..i + 64]`, whose class masks are `m`, where `i`
+    /// is a chunk start: bit `k` set iff a chunk starts at `i + k`, exact up to the highest
+    /// bit returned; bit 0 is always set (so `1` means "per character from here").
+    fn block(b: &[u8], i: usize, m: &blocks::Masks) -> u64;
 }
 
 /// Drive a scanner over `text`, into `sink`.
@@ -322,7 +369,11 @@ trait Scanner {
 /// function. Measured: passing the scanner as a `fn` item left a call to an `Fn::call` shim
 /// per chunk, not inlined; a trait's `#[inline(always)]` method is.
 #[inline(always)]
-fn scan<S: Scanner>(text: &str, sink: &mut Sink<impl FnMut(&[usize])>) -> Result<(), Error> {
+fn scan<S: Scanner>(
+    isa: impl isa::Isa,
+    text: &str,
+    sink: &mut Sink<impl FnMut(&[usize])>,
+) -> Result<(), Error> {
     let b = text.as_bytes();
     let mut i = 0;
     // The block path is not tried again before this position: after a block that gave little
@@ -337,11 +388,11 @@ fn scan<S: Scanner>(text: &str, sink: &mut Sink<impl FnMut(&[usize])>) -> Result
                 if blocks::ascii_head(w) {
                     // The starts after bit 0 are chunk ends; the block stops before its
                     // non-ASCII bytes, so they are character boundaries.
-                    let starts = S::block(b, i, w) & !1;
+                    let starts = S::block(b, i, &isa.masks(w)) & !1;
                     // The last start (`i` if none: bit 0 is clear), from the mask itself, so
                     // the next block's position does not wait for the boundaries' writes.
                     let s = i + (starts | 1).ilog2() as usize;
-                    sink.push_bits(i, starts);
+                    sink.push_bits(isa, i, starts);
                     sink.flush_if_full();
                     if s - i < blocks::BLOCK / 2 {
                         scalar_until = s + blocks::BLOCK;
@@ -529,21 +580,29 @@ mod tests {
             S::next(b, i)
         }
 
-        fn block(_: &[u8], _: usize, _: &[u8; blocks::BLOCK]) -> u64 {
+        fn block(_: &[u8], _: usize, _: &blocks::Masks) -> u64 {
             1
         }
     }
 
-    /// The chunk boundaries of `text` by the block path and by the per-character path.
+    /// The chunk boundaries of `text` by the block path and by the per-character path. The
+    /// block path on every instruction set the CPU has gives the same boundaries.
     fn both_paths<S: Scanner>(text: &str) -> (Vec<usize>, Vec<usize>) {
-        fn bounds<S: Scanner>(text: &str) -> Vec<usize> {
+        fn bounds<S: Scanner>(isa: impl isa::Isa, text: &str) -> Vec<usize> {
             let mut all = vec![0];
             let mut sink = Sink::new(|at: &[usize]| all.extend_from_slice(&at[1..]));
-            scan::<S>(text, &mut sink).unwrap();
+            scan::<S>(isa, text, &mut sink).unwrap();
             sink.finish();
             all
         }
-        (bounds::<S>(text), bounds::<PerChar<S>>(text))
+        let blocks = bounds::<S>(isa::Baseline, text);
+        if let Some(isa) = isa::Avx2::detect() {
+            assert!(bounds::<S>(isa, text) == blocks, "AVX2 {text:?}");
+        }
+        if let Some(isa) = isa::Avx512::detect() {
+            assert!(bounds::<S>(isa, text) == blocks, "AVX-512 {text:?}");
+        }
+        (blocks, bounds::<PerChar<S>>(isa::Baseline, text))
     }
 
     /// The block path gives the per-character path's chunks: random text over the bytes its

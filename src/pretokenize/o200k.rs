@@ -19,9 +19,7 @@
 //! chunk, `AǅB's` too (via (3), ǅ being Lt). Whitespace runs go through their last `\r`/`\n`
 //! (`\s*[\r\n]+`), else to the end of the text, else give back their last character.
 
-use super::blocks::{
-    after_line_ends, common_limit, contractions, digit_groups, prev, Masks, BLOCK,
-};
+use super::blocks::{after_line_ends, common_limit, contractions, digit_groups, prev, Masks};
 use super::classes::{
     class_at, contraction_ci, lower_lanes, run, run_swar, skip_ascii, spaces, upper_lanes, CRLF,
     HI, L, LO, M, N, OTHER, UP,
@@ -100,8 +98,8 @@ impl Scanner for O200k {
     }
 
     #[inline(always)]
-    fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
-        block(b, i, w)
+    fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
+        block(b, i, m)
     }
 }
 
@@ -130,18 +128,17 @@ impl Scanner for O200k {
 /// space (`\s*[\r\n]+` ends at its last line end), an apostrophe right after a contraction,
 /// and the last bytes of the block (whose rules look ahead).
 #[inline(always)]
-fn block(b: &[u8], i: usize, w: &[u8; BLOCK]) -> u64 {
-    let m = Masks::of(w);
+fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
     let letter = m.letter();
     let (x, ws) = (m.blank(), m.ws());
     let other = m.other();
     let p = x | other;
-    let mut limit = common_limit(&m, ws);
+    let mut limit = common_limit(m, ws);
     let tail_slash = m.slash & prev(m.nl);
     if tail_slash != 0 {
         limit = limit.min(tail_slash.trailing_zeros().saturating_sub(1));
     }
-    let (after_nl, limit) = after_line_ends(&m, ws, limit);
+    let (after_nl, limit) = after_line_ends(m, ws, limit);
     let mut starts = 1
         | m.up & prev(m.lo)
         | letter & prev(m.digit | m.nl)

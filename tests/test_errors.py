@@ -140,9 +140,16 @@ def test_unknown_names_and_bad_arguments():
     enc = tokenmill.load("gpt2")
     with pytest.raises(ValueError, match="num_threads"):
         enc.encode_batch(["a"], num_threads=0)
+    # Every single-text method checks the count (they test an int inline, for speed).
+    one_text = (enc.encode, enc.encode_ordinary, enc.encode_to_numpy, enc.count)
+    for call in one_text:
+        with pytest.raises(ValueError, match="num_threads"):
+            call("a", num_threads=0)
+        assert repr(call("a b", num_threads=None)) == repr(call("a b", num_threads=1))
     for bad in ("2", 2.0, True):
-        with pytest.raises(TypeError, match="num_threads must be an int"):
-            enc.encode("a", num_threads=bad)
+        for call in one_text:
+            with pytest.raises(TypeError, match="num_threads must be an int"):
+                call("a", num_threads=bad)
         with pytest.raises(TypeError, match="num_threads must be an int"):
             enc.encode_ordinary_batch(["a"], num_threads=bad)
     with pytest.raises(ValueError, match="max_tokens"):

@@ -44,8 +44,13 @@ pub fn key_at(text: &[u8], start: usize, end: usize) -> Option<u128> {
     }
 }
 
+/// What stands for the key of a chunk that has none (empty, or longer than `MAX_KEY`): its
+/// length byte (255) is no chunk's, and it is neither 0, the empty-slot marker, so a lookup
+/// that compares it with a slot's key finds nothing with no test of its own.
+pub const NO_KEY: u128 = u128::MAX;
+
 /// The key of a chunk of `n` bytes whose bytes are the first of `word` (16 bytes read from
-/// the chunk's start, little-endian; the bytes past the chunk are dropped), or 0 (no key) for
+/// the chunk's start, little-endian; the bytes past the chunk are dropped), or `NO_KEY` for
 /// `n` of 0 or more than `MAX_KEY`. No branch: the key's bytes and length come from a table
 /// (a variable 128-bit shift is several instructions and a branch).
 #[inline(always)]
@@ -54,10 +59,10 @@ pub fn key_in(word: u128, n: usize) -> u128 {
     word & keep | len
 }
 
-/// For `n` in 1..=15: the mask of a key's first `n` bytes, and `with_len(0, n)`; zeros for 0
-/// and 16 (no key).
+/// For `n` in 1..=15: the mask of a key's first `n` bytes, and `with_len(0, n)`; for 0 and 16,
+/// no bytes and `NO_KEY`.
 const KEY_MASKS: [(u128, u128); MAX_KEY + 2] = {
-    let mut t = [(0u128, 0u128); MAX_KEY + 2];
+    let mut t = [(0u128, NO_KEY); MAX_KEY + 2];
     let mut n = 1;
     while n <= MAX_KEY {
         t[n] = ((1u128 << (8 * n)) - 1, (n as u128) << 120);
@@ -101,10 +106,10 @@ mod tests {
         }
         assert_eq!(key_at(&text[..8], 20, 25), None);
         assert_eq!(key_at(&text[..8], 6, 9), None);
-        // `key_in` on any 16 bytes read from a chunk's start: the key, or 0 with none.
+        // `key_in` on any 16 bytes read from a chunk's start: the key, or `NO_KEY` with none.
         let word = u128::from_le_bytes(text[3..19].try_into().unwrap());
         for n in 0..40 {
-            let want = text.get(3..3 + n).and_then(key_of).unwrap_or(0);
+            let want = text.get(3..3 + n).and_then(key_of).unwrap_or(NO_KEY);
             assert_eq!(key_in(word, n), want, "{n}");
         }
         // Keys are unique: chunks differing in any one byte, or in length, differ in key.

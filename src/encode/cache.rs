@@ -10,7 +10,7 @@
 //! once. The slot tables are on 2 MiB pages where the OS allows (`pages.rs`).
 
 use crate::pages::{prefetch, Table, Zeroable};
-use crate::short_key::{hash128, key_at, key_in, key_of, HASH_BITS};
+use crate::short_key::{hash128, key_at, key_in, key_of, HASH_BITS, NO_KEY};
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
 
@@ -428,8 +428,8 @@ impl ChunkCache {
     }
 
     /// The first-level key and home slot of each chunk `text[at[k]..at[k + 1]]` (at most
-    /// `BATCH` of them), written into `entries`, and the home slots loaded ahead. Key 0 (never
-    /// a chunk's) marks a chunk the first level does not hold; its second field is then its
+    /// `BATCH` of them), written into `entries`, and the home slots loaded ahead. `NO_KEY`
+    /// marks a chunk the first level does not hold; its second field is then its
     /// `long_hash` (0 when longer than the second level's keys), and its second-level home
     /// slot is loaded ahead too: gpt2 on the 24 languages (a Cyrillic word of eight letters is
     /// 16 bytes), that slot's cache miss was 12% of encoding.
@@ -453,9 +453,9 @@ impl ChunkCache {
             entry.write((key, home));
             // In the table: `mask` is its length less one.
             prefetch(slots.wrapping_add(home));
-            if key == 0 {
+            if key == NO_KEY {
                 let chunk = text.get(start..end).unwrap_or_default();
-                entry.write((0, long.prefetch_chunk(chunk)));
+                entry.write((NO_KEY, long.prefetch_chunk(chunk)));
             }
         };
         // Every batch but a text's last: 16 bytes can be read at each chunk's start, so each
@@ -476,7 +476,12 @@ impl ChunkCache {
             }
         } else {
             for (entry, w) in entries[..n].iter_mut().zip(at.windows(2)) {
-                record(entry, key_at(text, w[0], w[1]).unwrap_or(0), w[0], w[1]);
+                record(
+                    entry,
+                    key_at(text, w[0], w[1]).unwrap_or(NO_KEY),
+                    w[0],
+                    w[1],
+                );
             }
         }
         // SAFETY: the loops above wrote the first `n` entries.
@@ -517,7 +522,8 @@ impl ChunkCache {
                 let (key, home) = key_of_chunk[i];
                 // SAFETY: `mask` is the table's length less one.
                 let slot = unsafe { slots.get_unchecked(home & mask) };
-                if key == 0 || slot.key != key {
+                // `NO_KEY` is no slot's key.
+                if slot.key != key {
                     break;
                 }
                 let len = slot.n as usize;
@@ -551,7 +557,7 @@ impl ChunkCache {
                 // `at` holds increasing boundaries inside `text` (`Splitter::split_bounds`).
                 let chunk = &text[at[i]..at[i + 1]];
                 match key_of_chunk[i] {
-                    (0, hash) if hash != 0 => {
+                    (NO_KEY, hash) if hash != 0 => {
                         self.get_or_insert_long(chunk, hash as u64, out, |o| compute(chunk, o))
                     }
                     _ => self.get_or_insert(chunk, out, |o| compute(chunk, o)),

@@ -10,7 +10,7 @@
 //! once. The slot tables are on 2 MiB pages where the OS allows (`pages.rs`).
 
 use crate::pages::{prefetch, Table, Zeroable};
-use crate::short_key::{hash128, key_at, key_in, key_of, HASH_BITS, NO_KEY};
+use crate::short_key::{hash128, key_at, key_in, key_of, HASH_BITS, MAX_KEY, NO_KEY};
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
 
@@ -448,12 +448,13 @@ impl ChunkCache {
     ) -> &'e [(u128, usize)] {
         let n = at.len().saturating_sub(1).min(BATCH);
         let (slots, mask, long) = (self.slots.as_ptr(), self.mask, &self.long);
-        let record = |entry: &mut MaybeUninit<(u128, usize)>, key: u128, start: usize, end| {
+        // `keyless`: whether `key` is `NO_KEY`, from the chunk's length where it is at hand.
+        let record = |entry: &mut MaybeUninit<(u128, usize)>, key, keyless, start, end| {
             let home = hash128(key) & mask;
             entry.write((key, home));
             // In the table: `mask` is its length less one.
             prefetch(slots.wrapping_add(home));
-            if key == NO_KEY {
+            if keyless {
                 let chunk = text.get(start..end).unwrap_or_default();
                 entry.write((NO_KEY, long.prefetch_chunk(chunk)));
             }
@@ -471,17 +472,14 @@ impl ChunkCache {
                         .cast::<[u8; 16]>()
                         .read_unaligned()
                 };
-                let key = key_in(u128::from_le_bytes(word), end.wrapping_sub(start));
-                record(entry, key, start, end);
+                let len = end.wrapping_sub(start);
+                let key = key_in(u128::from_le_bytes(word), len);
+                record(entry, key, len.wrapping_sub(1) >= MAX_KEY, start, end);
             }
         } else {
             for (entry, w) in entries[..n].iter_mut().zip(at.windows(2)) {
-                record(
-                    entry,
-                    key_at(text, w[0], w[1]).unwrap_or(NO_KEY),
-                    w[0],
-                    w[1],
-                );
+                let key = key_at(text, w[0], w[1]).unwrap_or(NO_KEY);
+                record(entry, key, key == NO_KEY, w[0], w[1]);
             }
         }
         // SAFETY: the loops above wrote the first `n` entries.

@@ -319,11 +319,10 @@ impl<F: FnMut(&[usize])> Sink<F> {
     /// next pushes overwrite.
     #[inline(always)]
     fn push_bits(&mut self, isa: impl isa::Isa, base: usize, bits: u64) {
-        // `len <= BOUNDS` after a flush, so the room is inside `at`.
-        if let Some(room) = self.at[self.len..].first_chunk_mut::<{ isa::POSITIONS_ROOM }>() {
-            isa.positions(room, base, bits);
-            self.len += bits.count_ones() as usize;
-        }
+        // `len <= BOUNDS` after a flush, and `at` has `BOUNDS + 1 + POSITIONS_ROOM`.
+        let room = self.at[self.len..].first_chunk_mut::<{ isa::POSITIONS_ROOM }>();
+        isa.positions(room.expect("room for a block"), base, bits);
+        self.len += bits.count_ones() as usize;
     }
 
     /// Hand out the boundaries once they hold `BOUNDS` chunks, keeping the last.

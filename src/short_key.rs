@@ -65,14 +65,14 @@ const KEY_MASKS: [(u128, u128); MAX_KEY + 2] = {
     let mut t = [(0u128, NO_KEY); MAX_KEY + 2];
     let mut n = 1;
     while n <= MAX_KEY {
-        t[n] = ((1u128 << (8 * n)) - 1, (n as u128) << 120);
+        t[n] = ((1u128 << (8 * n)) - 1, with_len(0, n));
         n += 1;
     }
     t
 };
 
 #[inline(always)]
-fn with_len(bytes: u128, n: usize) -> u128 {
+const fn with_len(bytes: u128, n: usize) -> u128 {
     bytes | (n as u128) << 120
 }
 

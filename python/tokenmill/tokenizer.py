@@ -190,9 +190,9 @@ class Tokenizer:
         # took 0.7 us a call, as much as encoding a line of Holmes.
         if not allowed:
             if disallowed == "all":
-                return [], ("all" if self._special_tokens else [])
+                return self._usual_args["all"]
             if not disallowed:
-                return [], []
+                return self._usual_args[()]
         elif allowed == "all" and (disallowed == "all" or not disallowed):
             return ("all" if self._special_tokens else []), []
         if allowed == "all":

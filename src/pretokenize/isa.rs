@@ -1,9 +1,9 @@
 //! The instruction set a scanner's block path runs on, chosen once per call rather than per
 //! block: a zero-sized token per level, of which only [`Baseline`] can be made without
 //! checking the CPU, so holding an [`Avx2`] or [`Avx512`] proves the CPU has its features.
-//! The encoder passes the token of the copy it runs (`Encoder::encode_in_batches`), compiled
-//! with the same features, so every intrinsic below is inlined into that copy; elsewhere
-//! (`Splitter::split_bounds`) the block path runs on [`Baseline`].
+//! The encoder (`Encoder::encode_in_batches`) and the splitter (`Splitter::split_bounds`) pass
+//! the token of the copy they run, compiled with the same features, so every intrinsic below
+//! is inlined into that copy.
 
 use super::blocks::{self, Masks, BLOCK};
 
@@ -14,8 +14,12 @@ pub trait Isa: Copy {
     fn masks(self, block: &[u8; BLOCK]) -> Masks;
 
     /// Write `base + k` for each set bit `k` of `bits` into `to`, in order, and up to
-    /// [`POSITIONS_PAST`] entries past the last one (junk the caller overwrites).
-    fn positions(self, to: &mut [usize; POSITIONS_ROOM], base: usize, bits: u64);
+    /// [`POSITIONS_PAST`] entries past the last one (junk the caller overwrites). Eight at a
+    /// time unless the instruction set has better.
+    #[inline(always)]
+    fn positions(self, to: &mut [usize; POSITIONS_ROOM], base: usize, bits: u64) {
+        eight_at_a_time(to, base, bits);
+    }
 }
 
 /// Entries [`Isa::positions`] may write past a mask's last set bit.
@@ -75,11 +79,6 @@ impl Isa for Baseline {
         #[cfg(not(target_arch = "x86_64"))]
         return blocks::swar(block);
     }
-
-    #[inline(always)]
-    fn positions(self, to: &mut [usize; POSITIONS_ROOM], base: usize, bits: u64) {
-        eight_at_a_time(to, base, bits);
-    }
 }
 
 impl Isa for Avx2 {
@@ -90,11 +89,6 @@ impl Isa for Avx2 {
         return unsafe { blocks::avx2(block) };
         #[cfg(not(target_arch = "x86_64"))]
         return Baseline.masks(block);
-    }
-
-    #[inline(always)]
-    fn positions(self, to: &mut [usize; POSITIONS_ROOM], base: usize, bits: u64) {
-        eight_at_a_time(to, base, bits);
     }
 }
 
@@ -108,15 +102,11 @@ impl Isa for Avx512 {
         return Baseline.masks(block);
     }
 
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn positions(self, to: &mut [usize; POSITIONS_ROOM], base: usize, bits: u64) {
-        #[cfg(target_arch = "x86_64")]
         // SAFETY: the token exists only where the CPU has AVX-512F.
-        unsafe {
-            compressed(to, base, bits)
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        eight_at_a_time(to, base, bits);
+        unsafe { compressed(to, base, bits) };
     }
 }
 

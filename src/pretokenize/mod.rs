@@ -319,10 +319,27 @@ impl<F: FnMut(&[usize])> Sink<F> {
     /// next pushes overwrite.
     #[inline(always)]
     fn push_bits(&mut self, isa: impl isa::Isa, base: usize, bits: u64) {
-        // `len <= BOUNDS` after a flush, and `at` has `BOUNDS + 1 + POSITIONS_ROOM`.
-        let room = self.at[self.len..].first_chunk_mut::<{ isa::POSITIONS_ROOM }>();
-        isa.positions(room.expect("room for a block"), base, bits);
-        self.len += bits.count_ones() as usize;
+        // `flush_if_full` after every push keeps `len <= BOUNDS`, and `at` has
+        // `BOUNDS + 1 + POSITIONS_ROOM`: the room is there.
+        match self
+            .at
+            .get_mut(self.len..)
+            .and_then(|r| r.first_chunk_mut())
+        {
+            Some(room) => {
+                isa.positions(room, base, bits);
+                self.len += bits.count_ones() as usize;
+            }
+            // Not reached; were it, one boundary at a time, flushing as needed.
+            None => {
+                let mut bits = bits;
+                while bits != 0 {
+                    self.flush_if_full();
+                    self.push(base + bits.trailing_zeros() as usize);
+                    bits &= bits - 1;
+                }
+            }
+        }
     }
 
     /// Hand out the boundaries once they hold `BOUNDS` chunks, keeping the last.

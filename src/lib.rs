@@ -4,6 +4,7 @@
 //! ([`encode`]), vocabularies ([`vocab`]) and training ([`train`]). The PyO3 bindings live in
 //! [`py`] behind the `python` feature, so `cargo test` needs no libpython.
 
+pub mod atoms;
 mod buffers;
 #[cfg(any(feature = "python", test))]
 mod code_units;

@@ -12,6 +12,7 @@
 //! only — 7x smaller, which keeps it in cache — and gives the same ids; tests compare it with
 //! a literal port of tiktoken's byte-slice rule on random vocabularies.
 
+use crate::atoms::Atoms;
 use crate::error::Error;
 use crate::pages::Table;
 use crate::short_key::MAX_KEY;
@@ -35,8 +36,11 @@ pub struct Vocab {
     byte_pairs: Vec<u32>,
     /// For each rank, its parents; `(NONE, NONE)` for single bytes and unreachable tokens.
     parents: Vec<(u32, u32)>,
-    /// Whether every token of 2..=`MAX_KEY` bytes has parents (see `short_tokens_reachable`).
-    short_reachable: bool,
+    /// Whether every token of 2..=`MAX_KEY` bytes, and every longer one, has parents (see
+    /// `merges_make_tokens_of`).
+    reachable: [bool; 2],
+    /// Characters the merge may start from (empty while `new` derives the parents).
+    atoms: Atoms,
 }
 
 const NONE: u32 = u32::MAX;
@@ -158,7 +162,8 @@ impl Vocab {
             pairs: PairTable::with_capacity(tokens.len()),
             byte_pairs: Vec::new(),
             parents: vec![(NONE, NONE); tokens.len()],
-            short_reachable: false,
+            reachable: [false; 2],
+            atoms: Atoms::default(),
         };
         for (rank, t) in tokens.iter().enumerate() {
             if t.is_empty() {
@@ -200,8 +205,13 @@ impl Vocab {
                 vocab.parents[rank as usize] = (left, right);
             }
         }
-        vocab.short_reachable = (0..tokens.len())
-            .all(|r| !(2..=MAX_KEY).contains(&tokens[r].len()) || vocab.parents[r].0 != NONE);
+        let mut reachable = [true; 2];
+        for (t, parents) in tokens.iter().zip(&vocab.parents) {
+            if t.len() > 1 && parents.0 == NONE {
+                reachable[usize::from(t.len() > MAX_KEY)] = false;
+            }
+        }
+        vocab.reachable = reachable;
         vocab.byte_pairs = (0..=u16::MAX)
             .map(|i| {
                 let (a, b) = (
@@ -211,6 +221,7 @@ impl Vocab {
                 vocab.pairs.get(a, b).unwrap_or(u32::MAX)
             })
             .collect();
+        vocab.atoms = Atoms::new(&vocab);
         Ok(vocab)
     }
 
@@ -310,14 +321,20 @@ impl Vocab {
             .filter(|p| p.0 != NONE)
     }
 
-    /// Whether the merge rule alone makes every token of at most `MAX_KEY` bytes out of its
-    /// bytes: then a short chunk needs no whole-chunk lookup before merging (tiktoken's rule
-    /// takes a chunk that is a token as is; merging its bytes gives the same id). True for
-    /// gpt2, cl100k_base and o200k_base; a vocabulary with an unreachable short token keeps
-    /// the lookup.
+    /// Whether the merge rule alone makes every token of `len` bytes' class (at most
+    /// `MAX_KEY` bytes, or more) out of its bytes: then a chunk of that length needs no
+    /// whole-chunk lookup before merging (tiktoken's rule takes a chunk that is a token as is;
+    /// merging its bytes gives the same id). True for both classes in gpt2, cl100k_base and
+    /// o200k_base; a vocabulary with an unreachable token keeps the lookup for its class.
     #[inline]
-    pub fn short_tokens_reachable(&self) -> bool {
-        self.short_reachable
+    pub fn merges_make_tokens_of(&self, len: usize) -> bool {
+        self.reachable[usize::from(len > MAX_KEY)]
+    }
+
+    /// Characters whose tokens a merge may put in place before it starts (see `atoms.rs`).
+    #[inline]
+    pub fn atoms(&self) -> &Atoms {
+        &self.atoms
     }
 
     /// Longest token length in bytes.

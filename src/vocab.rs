@@ -109,23 +109,29 @@ impl PairTable {
     }
 }
 
-/// Hash of a short byte string: 8-byte words folded with a multiply (FxHash-style).
+/// Hash of a short byte string: 8-byte words folded with a multiply (FxHash-style), the last
+/// word read where it ends (overlapping the one before), so there is no partial word to copy
+/// out (that copy was a `memcpy` call, most of the second-level cache's hashing).
 #[inline]
 pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
     const K: u64 = 0xf135_7aea_2e62_a9c5;
-    let mut h = (bytes.len() as u64).wrapping_mul(K);
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-        h = (h ^ w).wrapping_mul(K).rotate_left(26);
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut buf = [0u8; 8];
-        buf[..rest.len()].copy_from_slice(rest);
-        h = (h ^ u64::from_le_bytes(buf))
-            .wrapping_mul(K)
-            .rotate_left(26);
+    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(26);
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let half = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    let n = bytes.len();
+    let mut h = (n as u64).wrapping_mul(K);
+    if n >= 8 {
+        let mut at = 0;
+        while at + 8 < n {
+            h = mix(h, word(at));
+            at += 8;
+        }
+        h = mix(h, word(n - 8));
+    } else if n >= 4 {
+        h = mix(h, u64::from(half(0)) | u64::from(half(n - 4)) << 32);
+    } else if n > 0 {
+        let w = u64::from(bytes[0]) | u64::from(bytes[n / 2]) << 8 | u64::from(bytes[n - 1]) << 16;
+        h = mix(h, w);
     }
     h ^ (h >> 29)
 }

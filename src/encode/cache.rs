@@ -914,15 +914,20 @@ mod tests {
         }
     }
 
+    /// A hash of a chunk, from which the batch tests make up its ids.
+    fn fake_hash(chunk: &[u8]) -> u32 {
+        chunk
+            .iter()
+            .fold(7u32, |h, &b| h.wrapping_mul(31) ^ b as u32)
+    }
+
     /// Batches of long chunks (16 to 300 bytes, many repeated, some with more ids than a
     /// block copy holds), whose hits come from the second level inside the batch loop, give
     /// the ids of each chunk in order, round after round.
     #[test]
     fn long_chunks_in_batches_equal_single_lookups() {
         let ids = |chunk: &[u8]| -> Vec<u32> {
-            let h = chunk
-                .iter()
-                .fold(7u32, |h, &b| h.wrapping_mul(31) ^ b as u32);
+            let h = fake_hash(chunk);
             (0..1 + h % 40).map(|k| h.wrapping_add(k)).collect()
         };
         let mut state = 99u64;
@@ -953,9 +958,7 @@ mod tests {
     #[test]
     fn batches_equal_single_lookups() {
         let ids = |chunk: &[u8]| -> Vec<u32> {
-            let h = chunk
-                .iter()
-                .fold(7u32, |h, &b| h.wrapping_mul(31) ^ b as u32);
+            let h = fake_hash(chunk);
             let n = [1, 1, 1, 2, 3, 4, 5, 15, 16, 17, 20][h as usize % 11];
             (0..n).map(|k| h.wrapping_add(k)).collect()
         };

@@ -403,13 +403,22 @@ pub(crate) mod tests {
     /// Tokens made by merging random earlier tokens over a small alphabet, plus some tokens
     /// added out of order (lower rank than their parts), which real vocabularies also have.
     pub(crate) fn random_vocab(rng: &mut Rng, merges: usize) -> Vocab {
+        random_vocab_over(rng, b"abc ", merges, 24)
+    }
+
+    /// [`random_vocab`] over the bytes `alphabet`, tokens of at most `longest` bytes.
+    pub(crate) fn random_vocab_over(
+        rng: &mut Rng,
+        alphabet: &[u8],
+        merges: usize,
+        longest: usize,
+    ) -> Vocab {
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        let alphabet = [b'a', b'b', b'c', b' '];
         let mut pool: Vec<Vec<u8>> = alphabet.iter().map(|&b| vec![b]).collect();
         while tokens.len() < 256 + merges {
             let mut t = pool[rng.below(pool.len())].clone();
             t.extend_from_slice(&pool[rng.below(pool.len())]);
-            if t.len() > 24 || tokens.contains(&t) {
+            if t.len() > longest || tokens.contains(&t) {
                 continue;
             }
             pool.push(t.clone());

@@ -826,26 +826,9 @@ pub(crate) mod tests {
         let mut rng = long::tests::Rng(0x0a70_5eed);
         let (mut with_atoms, mut refused) = (0, 0);
         for _ in 0..200 {
-            let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-            let mut pool: Vec<Vec<u8>> = chars
-                .iter()
-                .flat_map(|c| c.iter().map(|&b| vec![b]))
-                .collect();
+            let alphabet: Vec<u8> = chars.concat();
             let merges = 20 + rng.below(120);
-            while tokens.len() < 256 + merges {
-                let mut t = pool[rng.below(pool.len())].clone();
-                t.extend_from_slice(&pool[rng.below(pool.len())]);
-                if t.len() > 12 || tokens.contains(&t) {
-                    continue;
-                }
-                pool.push(t.clone());
-                tokens.push(t);
-            }
-            for _ in 0..merges / 8 {
-                let (i, j) = (256 + rng.below(merges), 256 + rng.below(merges));
-                tokens.swap(i, j);
-            }
-            let v = Vocab::new(&tokens).unwrap();
+            let v = long::tests::random_vocab_over(&mut rng, &alphabet, merges, 12);
             for _ in 0..40 {
                 let mut text = Vec::new();
                 for _ in 0..1 + rng.below(24) {

@@ -185,17 +185,19 @@ impl Atoms {
             let Some((l, r)) = vocab.parents(merged) else {
                 continue;
             };
+            // Tokens are not empty (`Vocab::new` refuses one).
+            let (Some(&x_last), Some(&y_first)) = (vocab.token(l).last(), vocab.token(r).first())
+            else {
+                continue;
+            };
             for &a in watch_left.of(r) {
                 if merged <= found[a as usize].2.max {
-                    set(
-                        &mut left[a as usize],
-                        *vocab.token(l).last().expect("tokens are not empty"),
-                    );
+                    set(&mut left[a as usize], x_last);
                 }
             }
             for &a in watch_right.of(l) {
                 if merged <= found[a as usize].2.max {
-                    set(&mut right[a as usize], vocab.token(r)[0]);
+                    set(&mut right[a as usize], y_first);
                 }
             }
         }

@@ -116,8 +116,19 @@ impl PairTable {
 pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
     const K: u64 = 0xf135_7aea_2e62_a9c5;
     let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(26);
-    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-    let half = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    // In range at every use below; `get` stands in for the check, without a panic path.
+    let word = |at: usize| {
+        bytes
+            .get(at..)
+            .and_then(|s| s.first_chunk())
+            .map_or(0, |w| u64::from_le_bytes(*w))
+    };
+    let half = |at: usize| {
+        bytes
+            .get(at..)
+            .and_then(|s| s.first_chunk())
+            .map_or(0, |w| u32::from_le_bytes(*w))
+    };
     let n = bytes.len();
     let mut h = (n as u64).wrapping_mul(K);
     if n >= 8 {

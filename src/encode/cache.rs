@@ -899,8 +899,6 @@ mod tests {
         }
     }
 
-    /// Batches of hits and misses of 1 to 20 ids (inline, spilled, spilled past the fixed
-    /// copy), longer than `BATCH`, give the ids of the chunks one by one, in order.
     #[test]
     fn long_bytes_compare_every_byte() {
         for n in [16, 17, 31, 32, 33, 48, 100, 1024] {
@@ -955,6 +953,8 @@ mod tests {
         }
     }
 
+    /// Batches of hits and misses of 1 to 20 ids (inline, spilled, spilled past the fixed
+    /// copy), longer than `BATCH`, give the ids of the chunks one by one, in order.
     #[test]
     fn batches_equal_single_lookups() {
         let ids = |chunk: &[u8]| -> Vec<u32> {

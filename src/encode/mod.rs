@@ -617,10 +617,6 @@ fn form_atoms(
     let mut any = false;
     let mut s = 0;
     while s < n {
-        if chunk[s] < 0xC2 {
-            s += 1;
-            continue;
-        }
         let Some((token, len)) = atoms.at(chunk, s) else {
             s += 1;
             continue;

@@ -111,7 +111,7 @@ impl PairTable {
 
 /// Hash of a short byte string: 8-byte words folded with a multiply (FxHash-style), the last
 /// word read where it ends (overlapping the one before), so there is no partial word to copy
-/// out (that copy was a `memcpy` call, most of the second-level cache's hashing).
+/// out (a `memcpy` call).
 #[inline]
 pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
     const K: u64 = 0xf135_7aea_2e62_a9c5;

@@ -36,14 +36,14 @@ at 1 here, and at 2 in the subprocesses of the 2-thread rows.
 The machine may be shared, and a peer's speed depends on what else ran in its process, so
 every warm row is timed in fresh processes, one per peer and corpus (and one more for the
 2-thread rows), rounds back to back after one pass that fills the caches; the peers' processes
-take turns, three times over, and each row keeps its best round (each process stops repeating
-a row once it has spent ``--budget`` seconds on it). Rounds of all the peers interleaved in one
-process, as the one-thread rows were timed until December 2026, share the CPU's caches between
-the peers' tables and flattered tokenmill: on Holmes with o200k_base, numpy, tokenmill 526 and
-gigatoken 476 MB/s interleaved, where in processes of their own gigatoken was ~15% ahead (two
-peers alone in one process: tokenmill 509, gigatoken 601). The 2-thread rows were moved to
-processes of their own first: interleaved, fastokens looked ahead of tokenmill on 2 threads on
-Holmes and code, where it is behind.
+take turns, three times over, each timing at least two rounds, and each row keeps its best
+round (each process stops repeating a row once it has spent ``--budget`` seconds on it). Rounds
+of all the peers interleaved in one process, as the one-thread rows were timed until December
+2026, share the CPU's caches between the peers' tables and flattered tokenmill: on Holmes with
+o200k_base, numpy, tokenmill 526 and gigatoken 476 MB/s interleaved, where in processes of their
+own gigatoken was ~15% ahead (two peers alone in one process: tokenmill 509, gigatoken 601).
+The 2-thread rows were moved to processes of their own first: interleaved, fastokens looked
+ahead of tokenmill on 2 threads on Holmes and code, where it is behind.
 
     python benchmarks/bench_encode.py [--quick] [--encodings ...] [--corpora ...]
                                       [--peers ...] [--rounds 3] [--json out.json]
@@ -92,6 +92,11 @@ MODE_FN["cold numpy"] = "encode_numpy"
 RATIO_BASE = {"batch numpy": "batch list", "threads numpy": "numpy"}
 PARALLEL_MARK = 1.3  # CPU/wall above this on a one-thread row earns a dagger
 PARALLEL_PASSES = 3  # processes per peer and corpus for the 2-thread rows, taken in turns
+# Timed rounds in each warm process at least, after the one that fills the caches. With one,
+# a 2-thread row timed the second call, in which a peer with a cache per thread (tokenmill,
+# fastokens) still met chunks its threads had not seen: tokenmill's batch of lists on the 24
+# languages (o200k_base), call after call in one process, took 142, 86, 48, 41, 37 ms.
+WARM_ROUNDS_EACH = 2
 
 
 # --- inputs ---------------------------------------------------------------------------------
@@ -387,7 +392,7 @@ def bench_encoding(
         # Each peer's process for a corpus in turn, PARALLEL_PASSES times over: a slow moment
         # of the machine then falls on every peer's rows, not on one peer's.
         passes = max(1, min(PARALLEL_PASSES, args.rounds))
-        rounds_each = -(-args.rounds // passes)
+        rounds_each = max(WARM_ROUNDS_EACH, -(-args.rounds // passes))
         for corpus in dict.fromkeys(c for _, c, _ in pooled):
             path = Path(tmp) / "input.txt"
             path.write_text(texts[corpus], encoding="utf-8")

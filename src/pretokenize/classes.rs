@@ -139,6 +139,14 @@ pub(super) fn lower_lanes(w: u64) -> u64 {
     in_range(w & LOW7, b'a', b'z') & !w
 }
 
+/// Lanes of `w` that are a space or a tab.
+#[inline(always)]
+pub(super) fn blank_lanes(w: u64) -> u64 {
+    // A lane's high bit is set here iff the lane is not zero.
+    let nonzero = |x: u64| (((x & LOW7) + LOW7) | x) & HI;
+    !(nonzero(w ^ (ONES * b' ' as u64)) & nonzero(w ^ (ONES * b'\t' as u64))) & HI
+}
+
 /// Lanes of `w` that are ASCII uppercase letters `[A-Z]`.
 #[inline(always)]
 pub(super) fn upper_lanes(w: u64) -> u64 {
@@ -222,6 +230,15 @@ pub(super) fn spaces(b: &[u8], mut i: usize) -> Spaces {
     let mut last = i;
     let mut after_crlf = 0;
     loop {
+        // Eight spaces or tabs at a time (long indents, a megabyte of spaces: o200k_base
+        // scanned those at ~1.2 GB/s one character at a time).
+        while let Some(w) = b.get(i..).and_then(|r| r.first_chunk::<8>()) {
+            if blank_lanes(u64::from_le_bytes(*w)) != HI {
+                break;
+            }
+            last = i + 7;
+            i += 8;
+        }
         let (c, len) = class_at(b, i);
         if c & WS == 0 {
             return Spaces {
@@ -349,6 +366,7 @@ mod tests {
                 assert_eq!(lane(letter_lanes), cls & L != 0, "{c}");
                 assert_eq!(lane(lower_lanes), cls & LO != 0, "{c}");
                 assert_eq!(lane(upper_lanes), cls & UP != 0, "{c}");
+                assert_eq!(lane(blank_lanes), c == b' ' || c == b'\t', "{c}");
             }
         }
     }

@@ -588,6 +588,37 @@ mod tests {
         }
     }
 
+    /// Whitespace runs long enough for `classes::spaces` to skip eight blanks at a time, with
+    /// a line end or other whitespace at every place, before letters, symbols or the end.
+    #[test]
+    fn long_whitespace_runs_equal_the_regex_engine() {
+        let odd = ["\n", "\r\n", "\u{b}", "\u{a0}", "\u{3000}", "x", "."];
+        for name in ["gpt2", "cl100k", "o200k"] {
+            let scanner = Splitter::new(name).unwrap();
+            let regex = Splitter::with_regex_engine(name).unwrap();
+            for n in 0..40 {
+                for at in 0..=n {
+                    for o in odd {
+                        for blank in [" ", "\t"] {
+                            for after in ["", "a", "!", "\n"] {
+                                let text = format!(
+                                    "x{}{o}{}{after}",
+                                    blank.repeat(at),
+                                    blank.repeat(n - at)
+                                );
+                                assert_eq!(
+                                    scanner.chunks(&text).unwrap(),
+                                    regex.chunks(&text).unwrap(),
+                                    "{name} {text:?}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// A scanner run without its block path.
     struct PerChar<S>(std::marker::PhantomData<S>);
 

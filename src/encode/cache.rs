@@ -128,6 +128,13 @@ fn same_long_bytes(a: &[u8], b: &[u8]) -> bool {
     n == b.len() && block16(a, n - 16) == block16(b, n - 16)
 }
 
+/// Bits a second-level hash leaves clear, all those of a first-level slot's index: the
+/// batch's hit loop reads the first-level slot at a chunk's recorded home before it knows the
+/// chunk has no first-level key, and for such a chunk that home is its second-level hash.
+/// With these bits clear the read is always of slot 0, in cache, instead of a random slot.
+const LONG_HASH_LOW: u64 = (1 << HASH_BITS) - 1;
+const _: () = assert!(MAX_SLOTS as u64 - 1 <= LONG_HASH_LOW && 1 << HASH_BITS < 1u64 << 32);
+
 /// The second level's hash of a chunk (of 16 bytes or more; a shorter one reads as
 /// zero-padded); 0 marks an empty slot. Each 16-byte block is folded with a 64 x 64 -> 128
 /// multiply under a key that depends on its place, and the folds are summed, so they do not
@@ -165,7 +172,8 @@ fn long_hash(chunk: &[u8]) -> u64 {
         }
         h = h.wrapping_add(fold(n - 16, 8));
     }
-    (h ^ (h >> 29)).max(1)
+    // The low bits clear: see `LONG_HASH_LOW`.
+    ((h ^ (h >> 29)) & !LONG_HASH_LOW).max(LONG_HASH_LOW + 1)
 }
 
 impl LongCache {

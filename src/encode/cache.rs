@@ -971,7 +971,10 @@ mod tests {
         for n in (16..=81).chain([100, 1000, 1024]) {
             let a: Vec<u8> = (0..n).map(|i| (i * 13) as u8).collect();
             assert!(same_long_bytes(&a, &a.clone()), "{n}");
-            assert!(long_hash(&a) & LONG_HASH_LOW == 0 && long_hash(&a) != 0, "{n}");
+            assert!(
+                long_hash(&a) & LONG_HASH_LOW == 0 && long_hash(&a) != 0,
+                "{n}"
+            );
             for i in 0..n {
                 let mut b = a.clone();
                 b[i] ^= 0x40;

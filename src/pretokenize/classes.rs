@@ -13,15 +13,19 @@ pub(super) use super::tables::{CRLF, L, LO, M, N, OTHER, UP, WS};
 /// never yields) get some class instead of a panic.
 #[inline(always)]
 pub(super) fn class_of(cp: u32) -> u8 {
+    // Every index entry names an existing block, so `get` never misses; it stands in for an
+    // unprovable bounds check.
+    BLOCKS.get(block_entry(cp)).copied().unwrap_or(0)
+}
+
+/// Where in `BLOCKS` the class of `cp` is (any `u32`: past U+1FFFFF it wraps).
+#[inline(always)]
+const fn block_entry(cp: u32) -> usize {
     let cp = cp & 0x1F_FFFF;
     // `cp >> SHIFT` < 0x20_0000 >> SHIFT == INDEX.len(): the index is in bounds (the
-    // compiler sees it too). Every index entry names an existing block, so `get` never
-    // misses; it stands in for an unprovable bounds check.
+    // compiler sees it too).
     let block = INDEX[(cp >> SHIFT) as usize] as usize;
-    BLOCKS
-        .get((block << SHIFT) | (cp & ((1 << SHIFT) - 1)) as usize)
-        .copied()
-        .unwrap_or(0)
+    (block << SHIFT) | (cp & ((1 << SHIFT) - 1)) as usize
 }
 
 /// Class bits and byte length of the character starting at `i`; `(0, 0)` at the end.
@@ -59,8 +63,7 @@ static BMP: [u8; 0x1_0000] = {
     let mut t = [0u8; 0x1_0000];
     let mut cp = 0;
     while cp < t.len() {
-        let block = INDEX[cp >> SHIFT] as usize;
-        t[cp] = BLOCKS[(block << SHIFT) | (cp & ((1 << SHIFT) - 1))];
+        t[cp] = BLOCKS[block_entry(cp as u32)];
         cp += 1;
     }
     t

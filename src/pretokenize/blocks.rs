@@ -9,8 +9,8 @@
 //! allows (`isa`), elsewhere from eight-byte words; the tests check each against the class
 //! table.
 
-use super::classes::ascii_class;
-use super::tables::{CRLF, L, N, UP, WS};
+use super::classes::{ascii_class, class_bmp, class_of};
+use super::tables::{CRLF, L, N, OTHER, UP, WS};
 
 /// Block length in bytes.
 pub(super) const BLOCK: usize = 64;
@@ -20,7 +20,7 @@ pub(super) const BLOCK: usize = 64;
 /// control characters), `apos` and `slash` pick out two of the others.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Masks {
-    /// Bytes >= 0x80.
+    /// Bytes >= 0x80 (after [`wide`]: only those of the characters it did not classify).
     pub hi: u64,
     /// `[A-Z]`.
     pub up: u64,
@@ -38,13 +38,17 @@ pub(crate) struct Masks {
     pub apos: u64,
     /// `/`.
     pub slash: u64,
+    /// Every byte of the non-ASCII letters [`wide`] classified (0 without it).
+    pub letter_hi: u64,
+    /// The bytes after the lead of each character [`wide`] classified (0 without it).
+    pub cont: u64,
 }
 
 impl Masks {
-    /// `[A-Za-z]`.
+    /// `[A-Za-z]`, and the non-ASCII letters [`wide`] classified.
     #[inline(always)]
     pub fn letter(&self) -> u64 {
-        self.up | self.lo
+        self.up | self.lo | self.letter_hi
     }
 
     /// Spaces and tabs: the whitespace that is not a line end.
@@ -60,10 +64,11 @@ impl Masks {
     }
 
     /// The bytes that are none of letter, digit or whitespace (ASCII punctuation, symbols and
-    /// control characters; not the non-ASCII bytes).
+    /// control characters, and the non-ASCII others [`wide`] classified; not the other
+    /// non-ASCII bytes).
     #[inline(always)]
     pub fn other(&self) -> u64 {
-        !(self.up | self.lo | self.digit | self.space | self.tab | self.nl | self.hi)
+        !(self.letter() | self.digit | self.space | self.tab | self.nl | self.hi)
     }
 }
 
@@ -191,6 +196,8 @@ pub(super) unsafe fn avx512(block: &[u8; BLOCK]) -> Masks {
         nl,
         apos: eq(b'\''),
         slash: eq(b'/'),
+        letter_hi: 0,
+        cont: 0,
     }
 }
 
@@ -228,6 +235,210 @@ pub(super) fn swar(block: &[u8; BLOCK]) -> Masks {
         }
     }
     m
+}
+
+/// The lead bytes of a block's characters of more than one byte, by the least length they
+/// start: bytes >= 0xC0, >= 0xE0 (three or four bytes), >= 0xF0 (four). Only [`wide`] needs
+/// them, so they are not among the [`Masks`] every block computes (three more compares there
+/// cost code, which is ASCII, 3-5%).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Leads {
+    pub from_c0: u64,
+    pub from_e0: u64,
+    pub from_f0: u64,
+}
+
+/// [`Leads`] from eight-byte words: bit 7 of a byte and the bits below it, each moved to bit
+/// 7 by a shift, and the bytes' bit 7 gathered by a multiply.
+#[inline(always)]
+pub(super) fn leads_swar(block: &[u8; BLOCK]) -> Leads {
+    // Bit 7 of each byte to bit `k` of the top byte (no two products overlap, so no carries).
+    let gather =
+        |x: u64| (x >> 7 & 0x0101_0101_0101_0101).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+    let mut leads = Leads {
+        from_c0: 0,
+        from_e0: 0,
+        from_f0: 0,
+    };
+    for (k, w) in block.chunks_exact(8).enumerate() {
+        let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
+        let c0 = w & w << 1;
+        let e0 = c0 & w << 2;
+        let f0 = e0 & w << 3;
+        leads.from_c0 |= gather(c0) << (8 * k);
+        leads.from_e0 |= gather(e0) << (8 * k);
+        leads.from_f0 |= gather(f0) << (8 * k);
+    }
+    leads
+}
+
+/// [`Leads`] by three compares.
+///
+/// # Safety
+/// The CPU has AVX-512F and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+pub(super) unsafe fn leads_avx512(block: &[u8; BLOCK]) -> Leads {
+    use std::arch::x86_64::*;
+    let v = _mm512_loadu_si512(block.as_ptr().cast());
+    let from = |c: u8| _mm512_cmpge_epu8_mask(v, _mm512_set1_epi8(c as i8));
+    Leads {
+        from_c0: from(0xC0),
+        from_e0: from(0xE0),
+        from_f0: from(0xF0),
+    }
+}
+
+/// Classify the non-ASCII characters of `block` (the 64 bytes from a character boundary) for
+/// the scanners whose classes do not depend on case (gpt2, cl100k): a letter's bytes go to
+/// `letter_hi`, an other's (punctuation, symbols, marks) to `other()`, and they leave `hi`.
+/// A number or whitespace (digit groups and whitespace runs are counted in characters), or a
+/// character that does not end in the block, stays in `hi` and limits the block as before.
+/// So Japanese, Russian or Hindi take the block path as English does: their chunk starts
+/// come from the masks, without a mispredicted branch at each chunk's end.
+///
+/// `three` classifies the characters of three bytes whose leads it is given (see
+/// [`three_scalar`]); each other length has its own loop without a branch per character.
+#[inline(always)]
+pub(super) fn wide(
+    block: &[u8; BLOCK],
+    m: &mut Masks,
+    leads: Leads,
+    three: impl FnOnce(&[u8; BLOCK], u64) -> (u64, u64),
+) {
+    // Leads of characters of two, three or four bytes that end in the block.
+    let mut two = leads.from_c0 & !leads.from_e0 & (u64::MAX >> 1);
+    let leads3 = leads.from_e0 & !leads.from_f0 & (u64::MAX >> 2);
+    let mut four = leads.from_f0 & (u64::MAX >> 3);
+    let (mut letter, mut other) = match leads3 {
+        0 => (0, 0),
+        _ => {
+            let (l, o) = three(block, leads3);
+            (l * 0b111, o * 0b111)
+        }
+    };
+    let byte = |k: usize| block[k % BLOCK] as usize & 0x3F;
+    let mut add = |class: u8, bits: u64, p: usize| {
+        letter |= (u64::from(class & L != 0) * bits) << p;
+        other |= (u64::from(class & OTHER != 0) * bits) << p;
+    };
+    while two != 0 {
+        let p = two.trailing_zeros() as usize;
+        two &= two - 1;
+        let cp = (block[p] as usize & 0x1F) << 6 | byte(p + 1);
+        add(class_bmp(cp), 0b11, p);
+    }
+    while four != 0 {
+        let p = four.trailing_zeros() as usize;
+        four &= four - 1;
+        let cp =
+            (block[p] as usize & 0x07) << 18 | byte(p + 1) << 12 | byte(p + 2) << 6 | byte(p + 3);
+        add(class_of(cp as u32), 0b1111, p);
+    }
+    m.hi &= !(letter | other);
+    m.letter_hi = letter;
+    m.cont = (letter | other) & !leads.from_c0;
+}
+
+/// The characters of three bytes whose leads are `leads` (each at most byte 61): the leads of
+/// the letters, and of the others. One at a time.
+#[inline(always)]
+pub(super) fn three_scalar(block: &[u8; BLOCK], mut leads: u64) -> (u64, u64) {
+    let (mut letter, mut other) = (0u64, 0u64);
+    let byte = |k: usize| block[k % BLOCK] as usize & 0x3F;
+    while leads != 0 {
+        let p = leads.trailing_zeros() as usize;
+        leads &= leads - 1;
+        let class = class_bmp((block[p] as usize & 0x0F) << 12 | byte(p + 1) << 6 | byte(p + 2));
+        letter |= u64::from(class & L != 0) << p;
+        other |= u64::from(class & OTHER != 0) << p;
+    }
+    (letter, other)
+}
+
+/// [`three_scalar`] with AVX-512 VBMI2: the three bytes of every character compressed into
+/// the low lanes of three registers, the code points computed 32 at a time and stored, their
+/// classes loaded from the table one by one (no gather, which is slow), and expanded back to
+/// the leads' places.
+///
+/// # Safety
+/// The CPU has AVX-512F, BW and VBMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
+#[inline]
+pub(super) unsafe fn three_vbmi2(block: &[u8; BLOCK], leads: u64) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    let v = _mm512_loadu_si512(block.as_ptr().cast());
+    // Each character's bytes, in order, in the low lanes (at most 21 characters).
+    let words =
+        |k: u64| _mm512_cvtepu8_epi16(_mm512_castsi512_si256(_mm512_maskz_compress_epi8(k, v)));
+    let low6 = _mm512_set1_epi16(0x3F);
+    // The lead's low four bits land in bits 12-15; the rest of it is shifted out.
+    let cp = _mm512_or_si512(
+        _mm512_slli_epi16::<12>(words(leads)),
+        _mm512_or_si512(
+            _mm512_slli_epi16::<6>(_mm512_and_si512(words(leads << 1), low6)),
+            _mm512_and_si512(words(leads << 2), low6),
+        ),
+    );
+    let mut cps = [0u64; 8];
+    _mm512_storeu_si512(cps.as_mut_ptr().cast(), cp);
+    // Eight classes a time, from two words of four code points, as one word: LLVM made a
+    // loop over single classes into lane inserts.
+    let mut classes = [0u64; 4];
+    let n = leads.count_ones() as usize;
+    for (class, cps) in classes
+        .iter_mut()
+        .zip(cps.chunks_exact(2))
+        .take(n.div_ceil(8))
+    {
+        let mut word = 0;
+        for (k, cp) in (0..8)
+            .map(|k| cps[k / 4] >> (k % 4 * 16) & 0xFFFF)
+            .enumerate()
+        {
+            word |= u64::from(class_bmp(cp as usize)) << (8 * k);
+        }
+        *class = word;
+    }
+    let at_leads = _mm512_maskz_expand_epi8(
+        leads,
+        _mm512_castsi256_si512(_mm256_loadu_si256(classes.as_ptr().cast())),
+    );
+    (
+        _mm512_test_epi8_mask(at_leads, _mm512_set1_epi8(L as i8)),
+        _mm512_test_epi8_mask(at_leads, _mm512_set1_epi8(OTHER as i8)),
+    )
+}
+
+/// [`wide`] with AVX-512 (and VBMI2 if `vbmi2`). Out of line: inlined into the encoder's
+/// loop, it cost code, which is ASCII and never calls it, 7% of the scanner's time.
+///
+/// # Safety
+/// The CPU has AVX-512F and BW, and VBMI2 if `vbmi2`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
+#[inline]
+pub(super) unsafe fn wide_avx512(block: &[u8; BLOCK], m: &mut Masks, vbmi2: bool) {
+    wide(block, m, leads_avx512(block), |block, leads| {
+        if vbmi2 {
+            // SAFETY: the caller's promise.
+            return unsafe { three_vbmi2(block, leads) };
+        }
+        three_scalar(block, leads)
+    });
+}
+
+/// `starts` with each start that is the lead byte of a character of `m` spread over all of
+/// its bytes (`m.cont`, from [`wide`]): bit `k` set iff the character holding byte `k` starts
+/// a chunk.
+#[inline(always)]
+pub(super) fn whole_chars(starts: u64, m: &Masks) -> u64 {
+    let mut f = starts;
+    f |= (f << 1) & m.cont;
+    f |= (f << 1) & m.cont;
+    f | (f << 1) & m.cont
 }
 
 /// Whether the first 16 bytes of `block` are ASCII: a cheap test before building the masks,
@@ -396,6 +607,91 @@ mod tests {
                 assert_eq!(bit(m.slash), c == b'/');
                 let other = cls & (L | N | WS) == 0 && c < 0x80;
                 assert_eq!(bit(m.other()), other, "{c:#x}");
+            }
+        }
+    }
+
+    /// The lead masks of every instruction set are the bytes' ranges, for every byte value at
+    /// every position.
+    #[test]
+    fn leads_are_the_lead_bytes() {
+        for c in 0..=255u8 {
+            for pos in [0usize, 1, 7, 8, 31, 56, 63] {
+                let mut block = [0u8; BLOCK];
+                for (k, x) in block.iter_mut().enumerate() {
+                    *x = (k as u8).wrapping_mul(73).wrapping_add(c);
+                }
+                block[pos] = c;
+                let from = |lo: u8| {
+                    (0..BLOCK)
+                        .filter(|&k| block[k] >= lo)
+                        .map(|k| 1u64 << k)
+                        .sum()
+                };
+                let want = Leads {
+                    from_c0: from(0xC0),
+                    from_e0: from(0xE0),
+                    from_f0: from(0xF0),
+                };
+                assert_eq!(leads_swar(&block), want, "byte {c:#x} at {pos}");
+                #[cfg(target_arch = "x86_64")]
+                if std::is_x86_feature_detected!("avx512bw") {
+                    // SAFETY: the CPU has AVX-512F and BW.
+                    assert_eq!(
+                        unsafe { leads_avx512(&block) },
+                        want,
+                        "byte {c:#x} at {pos}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The two ways of classifying characters of three bytes agree, on blocks of random
+    /// three-byte characters (every block from U+0800 to U+FFFF, surrogates aside) mixed with
+    /// ASCII, each lead checked against the class table.
+    #[test]
+    fn three_byte_classes_agree() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            while text.len() < BLOCK {
+                let r = next();
+                if r % 5 == 0 {
+                    text.push(char::from(b'a' + (r >> 8) as u8 % 26));
+                } else if let Some(c) = char::from_u32(0x800 + (r >> 8) as u32 % 0xF800) {
+                    text.push(c);
+                }
+            }
+            let block: [u8; BLOCK] = text.as_bytes()[..BLOCK].try_into().unwrap();
+            let leads = leads_swar(&block);
+            let three = leads.from_e0 & !leads.from_f0 & (u64::MAX >> 2);
+            let (letter, other) = three_scalar(&block, three);
+            for p in (0..BLOCK).filter(|&p| three >> p & 1 == 1) {
+                let cp = std::str::from_utf8(&block[p..p + 3])
+                    .unwrap()
+                    .chars()
+                    .next()
+                    .unwrap();
+                let class = class_of(cp as u32);
+                assert_eq!(letter >> p & 1 == 1, class & L != 0, "{cp:?}");
+                assert_eq!(other >> p & 1 == 1, class & OTHER != 0, "{cp:?}");
+            }
+            assert_eq!((letter | other) & !three, 0);
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx512vbmi2") {
+                // SAFETY: the CPU has AVX-512F, BW and VBMI2.
+                assert_eq!(
+                    unsafe { three_vbmi2(&block, three) },
+                    (letter, other),
+                    "{text:?}"
+                );
             }
         }
     }

@@ -15,7 +15,9 @@
 //!   last `\r`/`\n` if it has one (`\s*[\r\n]` backtracks to it), else all but its last
 //!   character (`\s+(?!\S)`), else (a run of one) that character.
 
-use super::blocks::{after_line_ends, common_limit, contractions, digit_groups, prev, Masks};
+use super::blocks::{
+    after_line_ends, common_limit, contractions, digit_groups, prev, whole_chars, Masks,
+};
 use super::classes::{
     class_at, contraction_ci, letter_lanes, run, run_swar, spaces, CRLF, L, N, OTHER,
 };
@@ -25,6 +27,24 @@ use super::Scanner;
 pub(super) struct Cl100k;
 
 impl Scanner for Cl100k {
+    const WIDE: bool = true;
+
+    /// A letter, or a prefix and a letter (`[^\r\n\p{L}\p{N}]?+\p{L}++`): the prefix is one
+    /// character, other or whitespace but not a line end, and not `'` (which may start a
+    /// contraction instead).
+    #[inline(always)]
+    fn letter_run(m: &Masks, at: u32) -> Option<u32> {
+        let letter = m.letter() >> at;
+        if letter & 1 != 0 {
+            return Some(at);
+        }
+        // The prefix's bytes: its lead and the continuation bytes after it.
+        let len = (!m.cont.checked_shr(at + 1).unwrap_or(0)).trailing_zeros() + 1;
+        let prefix = ((m.blank() | m.other()) & !m.apos) >> at;
+        let after = letter.checked_shr(len).unwrap_or(0);
+        (prefix & after & 1 != 0).then_some(at + len)
+    }
+
     #[inline(always)]
     fn next(b: &[u8], i: usize) -> usize {
         next(b, i)
@@ -65,7 +85,9 @@ fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
         | x & prev(x) & !(ws >> 1)
         | m.nl & !prev(ws | other)
         | digit_groups(m.digit);
-    starts |= letter & prev(p) & !prev(starts & p);
+    // A prefix of several bytes (a `、` before Japanese, an em dash) starts a chunk with its
+    // first byte: the letter after its last byte joins it.
+    starts |= letter & prev(p) & !prev(whole_chars(starts, m) & p);
     contractions(
         starts,
         limit,

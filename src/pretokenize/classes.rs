@@ -69,6 +69,12 @@ static BMP: [u8; 0x1_0000] = {
     t
 };
 
+/// Class bits of a code point below U+10000 (others wrap).
+#[inline(always)]
+pub(super) fn class_bmp(cp: usize) -> u8 {
+    BMP[cp & 0xFFFF]
+}
+
 /// Class bits of an ASCII byte.
 #[inline(always)]
 pub(super) fn ascii_class(c: u8) -> u8 {

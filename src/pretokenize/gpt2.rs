@@ -18,6 +18,18 @@ use super::Scanner;
 pub(super) struct Gpt2;
 
 impl Scanner for Gpt2 {
+    const WIDE: bool = true;
+
+    /// A letter, or a space and a letter (` ?\p{L}++`).
+    #[inline(always)]
+    fn letter_run(m: &Masks, at: u32) -> Option<u32> {
+        let letter = m.letter() >> at;
+        if letter & 1 != 0 {
+            return Some(at);
+        }
+        (m.space >> at & 1 != 0 && letter & 2 != 0).then_some(at + 1)
+    }
+
     #[inline(always)]
     fn next(b: &[u8], i: usize) -> usize {
         next(b, i)

@@ -13,6 +13,12 @@ pub trait Isa: Copy {
     /// The class masks of `block`.
     fn masks(self, block: &[u8; BLOCK]) -> Masks;
 
+    /// The block's non-ASCII characters classified into `m` ([`blocks::wide`]).
+    #[inline(always)]
+    fn wide(self, block: &[u8; BLOCK], m: &mut Masks) {
+        blocks::wide(block, m, blocks::leads_swar(block), blocks::three_scalar);
+    }
+
     /// Write `base + k` for each set bit `k` of `bits` into `to`, in order, and up to
     /// [`POSITIONS_PAST`] entries past the last one (junk the caller overwrites). Eight at a
     /// time unless the instruction set has better.
@@ -35,9 +41,11 @@ pub struct Baseline;
 #[derive(Clone, Copy, Debug)]
 pub struct Avx2(());
 
-/// x86-64-v3 and AVX-512F and BW.
+/// x86-64-v3 and AVX-512F and BW; `vbmi2` if the CPU also has AVX-512 VBMI2.
 #[derive(Clone, Copy, Debug)]
-pub struct Avx512(());
+pub struct Avx512 {
+    vbmi2: bool,
+}
 
 impl Avx2 {
     /// The token, if the CPU has the features.
@@ -65,7 +73,9 @@ impl Avx512 {
             && std::is_x86_feature_detected!("avx512bw")
             && Avx2::detect().is_some()
         {
-            return Some(Avx512(()));
+            return Some(Avx512 {
+                vbmi2: std::is_x86_feature_detected!("avx512vbmi2"),
+            });
         }
         None
     }
@@ -100,6 +110,18 @@ impl Isa for Avx512 {
         return unsafe { blocks::avx512(block) };
         #[cfg(not(target_arch = "x86_64"))]
         return Baseline.masks(block);
+    }
+
+    #[inline(always)]
+    fn wide(self, block: &[u8; BLOCK], m: &mut Masks) {
+        #[cfg(not(target_arch = "x86_64"))]
+        return Baseline.wide(block, m);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the token exists only where the CPU has AVX-512F and BW, and has `vbmi2`
+        // only where it has VBMI2.
+        unsafe {
+            blocks::wide_avx512(block, m, self.vbmi2)
+        };
     }
 
     #[cfg(target_arch = "x86_64")]

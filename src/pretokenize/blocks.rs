@@ -9,7 +9,7 @@
 //! allows (`isa`), elsewhere from eight-byte words; the tests check each against the class
 //! table.
 
-use super::classes::{ascii_class, class_bmp, class_of};
+use super::classes::{ascii_class, class_bmp, class_of, HAN, HOT_PAGES};
 use super::tables::{CRLF, L, N, OTHER, UP, WS};
 
 /// Block length in bytes.
@@ -357,17 +357,20 @@ pub(super) fn three_scalar(block: &[u8; BLOCK], mut leads: u64) -> (u64, u64) {
     (letter, other)
 }
 
-/// [`three_scalar`] with AVX-512 VBMI2: the three bytes of every character compressed into
-/// the low lanes of three registers, the code points computed 32 at a time and stored, their
-/// classes loaded from the table one by one (no gather, which is slow), and expanded back to
-/// the leads' places.
+/// [`three_scalar`] with AVX-512 VBMI and VBMI2: the three bytes of every character
+/// compressed into the low lanes of three registers and the code points computed 32 at a
+/// time. The CJK ideographs (`HAN`) are letters by a range compare, and the two pages of
+/// Japanese and Chinese punctuation, kana and full-width forms (U+30xx, U+FFxx) are classed
+/// from bit tables in one register each (`HOT_PAGES`); only the characters elsewhere are
+/// looked up in the table one by one (there is no gather: it is slow). The lanes' classes go
+/// back to the leads' places by a bit deposit.
 ///
 /// # Safety
-/// The CPU has AVX-512F, BW and VBMI2.
+/// The CPU has AVX-512F, BW, VBMI and VBMI2, and BMI2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi1,bmi2,popcnt")]
 #[inline]
-pub(super) unsafe fn three_vbmi2(block: &[u8; BLOCK], leads: u64) -> (u64, u64) {
+pub(super) unsafe fn three_vbmi(block: &[u8; BLOCK], leads: u64) -> (u64, u64) {
     use std::arch::x86_64::*;
     let v = _mm512_loadu_si512(block.as_ptr().cast());
     // Each character's bytes, in order, in the low lanes (at most 21 characters).
@@ -382,49 +385,61 @@ pub(super) unsafe fn three_vbmi2(block: &[u8; BLOCK], leads: u64) -> (u64, u64) 
             _mm512_and_si512(words(leads << 2), low6),
         ),
     );
-    let mut cps = [0u64; 8];
-    _mm512_storeu_si512(cps.as_mut_ptr().cast(), cp);
-    // Eight classes a time, from two words of four code points, as one word: LLVM made a
-    // loop over single classes into lane inserts.
-    let mut classes = [0u64; 4];
-    let n = leads.count_ones() as usize;
-    for (class, cps) in classes
-        .iter_mut()
-        .zip(cps.chunks_exact(2))
-        .take(n.div_ceil(8))
-    {
-        let mut word = 0;
-        for (k, cp) in (0..8)
-            .map(|k| cps[k / 4] >> (k % 4 * 16) & 0xFFFF)
-            .enumerate()
-        {
-            word |= u64::from(class_bmp(cp as usize)) << (8 * k);
-        }
-        *class = word;
-    }
-    let at_leads = _mm512_maskz_expand_epi8(
-        leads,
-        _mm512_castsi256_si512(_mm256_loadu_si256(classes.as_ptr().cast())),
+    // Bytes 0-31: the code points' low bytes, and their high bytes.
+    let low = _mm512_castsi256_si512(_mm512_cvtepi16_epi8(cp));
+    let high = _mm512_castsi256_si512(_mm512_cvtepi16_epi8(_mm512_srli_epi16::<8>(cp)));
+    let byte = |c: u8| _mm512_set1_epi8(c as i8);
+    // Bit 7 of the high byte picks the page (U+30xx or U+FFxx), bits 3-7 of the low byte the
+    // table byte, bits 0-2 the bit in it (16-bit shifts; the bits they bring in are masked).
+    let at = _mm512_or_si512(
+        _mm512_and_si512(_mm512_srli_epi16::<2>(high), byte(0x20)),
+        _mm512_and_si512(_mm512_srli_epi16::<3>(low), byte(0x1F)),
     );
+    let bit = _mm512_shuffle_epi8(
+        _mm512_set1_epi64(0x8040_2010_0804_0201u64 as i64),
+        _mm512_and_si512(low, byte(7)),
+    );
+    let table = |k: usize| _mm512_loadu_si512(HOT_PAGES[k].as_ptr().cast());
+    let in_table =
+        |k: usize| _mm512_test_epi8_mask(_mm512_permutexvar_epi8(at, table(k)), bit) as u32;
+    let paged = (_mm512_cmpeq_epi8_mask(high, byte(0x30))
+        | _mm512_cmpeq_epi8_mask(high, byte(0xFF))) as u32;
+    let han = _mm512_cmpge_epu16_mask(cp, _mm512_set1_epi16(HAN.start as i16))
+        & _mm512_cmplt_epu16_mask(cp, _mm512_set1_epi16(HAN.end as i16));
+    let mut letter = in_table(0) & paged | han;
+    let mut other = in_table(1) & paged;
+    // The characters elsewhere, from the table.
+    let n = leads.count_ones();
+    let mut rest = !(paged | han) & u32::MAX.checked_shr(32 - n).unwrap_or(0);
+    if rest != 0 {
+        let mut cps = [0u16; 32];
+        _mm512_storeu_si512(cps.as_mut_ptr().cast(), cp);
+        while rest != 0 {
+            let k = rest.trailing_zeros();
+            rest &= rest - 1;
+            let class = class_bmp(cps[k as usize % 32] as usize);
+            letter |= u32::from(class & L != 0) << k;
+            other |= u32::from(class & OTHER != 0) << k;
+        }
+    }
     (
-        _mm512_test_epi8_mask(at_leads, _mm512_set1_epi8(L as i8)),
-        _mm512_test_epi8_mask(at_leads, _mm512_set1_epi8(OTHER as i8)),
+        _pdep_u64(u64::from(letter), leads),
+        _pdep_u64(u64::from(other), leads),
     )
 }
 
-/// [`wide`] with AVX-512 (and VBMI2 if `vbmi2`). Out of line: inlined into the encoder's
-/// loop, it cost code, which is ASCII and never calls it, 7% of the scanner's time.
+/// [`wide`] with AVX-512 (and [`three_vbmi`] if `vbmi`).
 ///
 /// # Safety
-/// The CPU has AVX-512F and BW, and VBMI2 if `vbmi2`.
+/// The CPU has AVX-512F and BW, and what [`three_vbmi`] needs if `vbmi`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
 #[inline]
-pub(super) unsafe fn wide_avx512(block: &[u8; BLOCK], m: &mut Masks, vbmi2: bool) {
+pub(super) unsafe fn wide_avx512(block: &[u8; BLOCK], m: &mut Masks, vbmi: bool) {
     wide(block, m, leads_avx512(block), |block, leads| {
-        if vbmi2 {
+        if vbmi {
             // SAFETY: the caller's promise.
-            return unsafe { three_vbmi2(block, leads) };
+            return unsafe { three_vbmi(block, leads) };
         }
         three_scalar(block, leads)
     });
@@ -661,13 +676,37 @@ mod tests {
         };
         for _ in 0..20_000 {
             let mut text = String::new();
+            // The edges of `HAN` and of `HOT_PAGES`' pages among them.
+            let edges = [
+                0x4DFF,
+                0x4E00,
+                HAN.end as u32 - 1,
+                HAN.end as u32,
+                0x2FFF,
+                0x3000,
+                0x3001,
+                0x3007,
+                0x30FB,
+                0x30FF,
+                0x3100,
+                0xFEFF,
+                0xFF00,
+                0xFF0C,
+                0xFF10,
+                0xFF21,
+                0xFFFD,
+                0xFFFF,
+            ];
             while text.len() < BLOCK {
                 let r = next();
-                if r % 5 == 0 {
-                    text.push(char::from(b'a' + (r >> 8) as u8 % 26));
-                } else if let Some(c) = char::from_u32(0x800 + (r >> 8) as u32 % 0xF800) {
-                    text.push(c);
-                }
+                let cp = match r % 8 {
+                    0 => u32::from(b'a' + (r >> 8) as u8 % 26),
+                    1 => edges[(r >> 8) as usize % edges.len()],
+                    2 => 0x3000 + (r >> 8) as u32 % 0x100,
+                    3 => 0xFF00 + (r >> 8) as u32 % 0x100,
+                    _ => 0x800 + (r >> 8) as u32 % 0xF800,
+                };
+                text.extend(char::from_u32(cp));
             }
             let block: [u8; BLOCK] = text.as_bytes()[..BLOCK].try_into().unwrap();
             let leads = leads_swar(&block);
@@ -685,10 +724,12 @@ mod tests {
             }
             assert_eq!((letter | other) & !three, 0);
             #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx512vbmi2") {
+            if std::is_x86_feature_detected!("avx512vbmi2")
+                && std::is_x86_feature_detected!("avx512vbmi")
+            {
                 // SAFETY: the CPU has AVX-512F, BW and VBMI2.
                 assert_eq!(
-                    unsafe { three_vbmi2(&block, three) },
+                    unsafe { three_vbmi(&block, three) },
                     (letter, other),
                     "{text:?}"
                 );

@@ -69,6 +69,41 @@ static BMP: [u8; 0x1_0000] = {
     t
 };
 
+/// The code points from U+4E00 on that are all letters (the CJK ideographs and the Yi
+/// syllables after them), found in `BMP`'s sources at compile time.
+pub(super) const HAN: std::ops::Range<u16> = {
+    let mut end = 0x4E00;
+    while BLOCKS[block_entry(end)] & (L | OTHER) == L {
+        end += 1;
+    }
+    assert!(end > 0x9000, "the ideographs are letters");
+    0x4E00..end as u16
+};
+
+/// Bit tables of the pages U+30xx and U+FFxx (Japanese and Chinese punctuation, kana,
+/// full-width forms): `HOT_PAGES[0]` the letters, `HOT_PAGES[1]` the others, each 32 bytes
+/// of U+30xx and then 32 of U+FFxx, bit `cp & 7` of byte `(cp & 0xFF) >> 3`.
+pub(super) static HOT_PAGES: [[u8; 64]; 2] = {
+    let mut t = [[0u8; 64]; 2];
+    let mut k = 0;
+    while k < 512 {
+        let cp = if k < 256 {
+            0x3000 + k
+        } else {
+            0xFF00 + k - 256
+        } as u32;
+        let class = BLOCKS[block_entry(cp)];
+        if class & L != 0 {
+            t[0][k >> 3] |= 1 << (k & 7);
+        }
+        if class & OTHER != 0 {
+            t[1][k >> 3] |= 1 << (k & 7);
+        }
+        k += 1;
+    }
+    t
+};
+
 /// Class bits of a code point below U+10000 (others wrap).
 #[inline(always)]
 pub(super) fn class_bmp(cp: usize) -> u8 {

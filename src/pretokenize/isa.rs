@@ -41,10 +41,10 @@ pub struct Baseline;
 #[derive(Clone, Copy, Debug)]
 pub struct Avx2(());
 
-/// x86-64-v3 and AVX-512F and BW; `vbmi2` if the CPU also has AVX-512 VBMI2.
+/// x86-64-v3 and AVX-512F and BW; `vbmi` if the CPU also has AVX-512 VBMI and VBMI2.
 #[derive(Clone, Copy, Debug)]
 pub struct Avx512 {
-    vbmi2: bool,
+    vbmi: bool,
 }
 
 impl Avx2 {
@@ -74,7 +74,8 @@ impl Avx512 {
             && Avx2::detect().is_some()
         {
             return Some(Avx512 {
-                vbmi2: std::is_x86_feature_detected!("avx512vbmi2"),
+                vbmi: std::is_x86_feature_detected!("avx512vbmi")
+                    && std::is_x86_feature_detected!("avx512vbmi2"),
             });
         }
         None
@@ -117,10 +118,10 @@ impl Isa for Avx512 {
         #[cfg(not(target_arch = "x86_64"))]
         return Baseline.wide(block, m);
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: the token exists only where the CPU has AVX-512F and BW, and has `vbmi2`
-        // only where it has VBMI2.
+        // SAFETY: the token exists only where the CPU has AVX-512F and BW (and BMI2), and has
+        // `vbmi` only where it has VBMI and VBMI2.
         unsafe {
-            blocks::wide_avx512(block, m, self.vbmi2)
+            blocks::wide_avx512(block, m, self.vbmi)
         };
     }
 

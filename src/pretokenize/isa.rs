@@ -5,7 +5,7 @@
 //! the token of the copy they run, compiled with the same features, so every intrinsic below
 //! is inlined into that copy.
 
-use super::blocks::{self, Masks, BLOCK};
+use super::blocks::{self, Leads, Masks, BLOCK};
 
 /// What a block path needs of the CPU: a block's class masks, and the positions of a mask's
 /// set bits.
@@ -13,10 +13,16 @@ pub trait Isa: Copy {
     /// The class masks of `block`.
     fn masks(self, block: &[u8; BLOCK]) -> Masks;
 
+    /// The lead bytes of the block's characters of more than one byte.
+    #[inline(always)]
+    fn leads(self, block: &[u8; BLOCK]) -> Leads {
+        blocks::leads_swar(block)
+    }
+
     /// The block's non-ASCII characters classified into `m` ([`blocks::wide`]).
     #[inline(always)]
     fn wide(self, block: &[u8; BLOCK], m: &mut Masks) {
-        blocks::wide(block, m, blocks::leads_swar(block), blocks::three_scalar);
+        blocks::wide(block, m, self.leads(block), blocks::three_scalar);
     }
 
     /// Write `base + k` for each set bit `k` of `bits` into `to`, in order, and up to
@@ -111,6 +117,17 @@ impl Isa for Avx512 {
         return unsafe { blocks::avx512(block) };
         #[cfg(not(target_arch = "x86_64"))]
         return Baseline.masks(block);
+    }
+
+    #[inline(always)]
+    fn leads(self, block: &[u8; BLOCK]) -> Leads {
+        #[cfg(not(target_arch = "x86_64"))]
+        return Baseline.leads(block);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the token exists only where the CPU has AVX-512F and BW.
+        unsafe {
+            blocks::leads_avx512(block)
+        }
     }
 
     #[inline(always)]

@@ -373,6 +373,10 @@ trait Scanner {
     /// patterns whose classes do not depend on case.
     const WIDE: bool = false;
 
+    /// For a `WIDE` scanner: whether its letter classes depend on case (o200k), so that its
+    /// blocks are classified by [`blocks::wide_cased`].
+    const CASED: bool = false;
+
     /// For a `WIDE` scanner: if the chunk that starts `at` bytes into a block (masks `m`) is
     /// a run of letters, perhaps after a prefix, where in the block its letters start.
     fn letter_run(_m: &blocks::Masks, _at: u32) -> Option<u32> {
@@ -418,7 +422,12 @@ fn scan<S: Scanner>(
                 .get(i..)
                 .and_then(|r| r.first_chunk::<{ blocks::BLOCK }>())
             {
-                if S::WIDE || blocks::ascii_head(w) {
+                let head = match (S::WIDE, S::CASED) {
+                    (true, false) => true,
+                    (true, true) => blocks::ascii_head(w) || blocks::cased_head(w),
+                    (false, _) => blocks::ascii_head(w),
+                };
+                if head {
                     // The starts after bit 0 are chunk ends; the block stops before the
                     // non-ASCII bytes it has not classified, so they are character boundaries.
                     let mut m = isa.masks(w);
@@ -426,7 +435,11 @@ fn scan<S: Scanner>(
                     // the compiler knows the masks `wide` fills are empty, and drops what
                     // they add to the rules (measured: 7% of the scanner's time on code).
                     let (s, run) = if S::WIDE && m.hi != 0 {
-                        isa.wide(w, &mut m);
+                        if S::CASED {
+                            blocks::wide_cased(w, &mut m, isa.leads(w));
+                        } else {
+                            isa.wide(w, &mut m);
+                        }
                         block_step::<S>(isa, b, i, &m, sink)
                     } else {
                         block_step::<S>(isa, b, i, &m, sink)

@@ -19,7 +19,9 @@
 //! chunk, `AǅB's` too (via (3), ǅ being Lt). Whitespace runs go through their last `\r`/`\n`
 //! (`\s*[\r\n]+`), else to the end of the text, else give back their last character.
 
-use super::blocks::{after_line_ends, common_limit, contractions, digit_groups, prev, Masks};
+use super::blocks::{
+    after_line_ends, common_limit, contractions, digit_groups, prev, whole_chars, Masks,
+};
 use super::classes::{
     class_at, contraction_ci, lower_lanes, run, run_swar, skip_ascii, spaces, upper_lanes, CRLF,
     HI, L, LO, M, N, OTHER, UP,
@@ -92,6 +94,9 @@ fn suffix(b: &[u8], end: usize) -> usize {
 pub(super) struct O200k;
 
 impl Scanner for O200k {
+    const WIDE: bool = true;
+    const CASED: bool = true;
+
     #[inline(always)]
     fn next(b: &[u8], i: usize) -> usize {
         next(b, i)
@@ -148,7 +153,9 @@ fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
         | x & prev(x) & !(ws >> 1)
         | m.nl & !prev(ws | other)
         | digit_groups(m.digit);
-    starts |= letter & prev(p) & !prev(starts & p);
+    // A prefix of several bytes (`«`, an em dash) starts a chunk with its first byte: the
+    // letter after its last byte joins it.
+    starts |= letter & prev(p) & !prev(whole_chars(starts, m) & p);
     // `x's's`: the second apostrophe starts a chunk of its own (`'s...`, which may go on with
     // letters), not a second contraction.
     contractions(

@@ -489,6 +489,20 @@ pub(super) fn whole_chars(starts: u64, m: &Masks) -> u64 {
     f | (f << 1) & m.cont
 }
 
+/// If the chunk that starts `at` bytes into the block (masks `m`) is a run of letters, from
+/// `at` or after one character whose first byte is in `prefix`: where its letters start.
+#[inline(always)]
+pub(super) fn letter_run_at(m: &Masks, at: u32, prefix: u64) -> Option<u32> {
+    let letter = m.letter() >> at;
+    if letter & 1 != 0 {
+        return Some(at);
+    }
+    // The prefix's bytes: its lead and the continuation bytes after it.
+    let len = (!m.cont.checked_shr(at + 1).unwrap_or(0)).trailing_zeros() + 1;
+    let after = letter.checked_shr(len).unwrap_or(0);
+    (prefix >> at & after & 1 != 0).then_some(at + len)
+}
+
 /// Whether the first 16 bytes of `block` are ASCII: a cheap test before building the masks,
 /// which text in other scripts fails at once.
 #[inline(always)]

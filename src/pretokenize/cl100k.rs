@@ -16,7 +16,8 @@
 //!   character (`\s+(?!\S)`), else (a run of one) that character.
 
 use super::blocks::{
-    after_line_ends, common_limit, contractions, digit_groups, prev, whole_chars, Masks,
+    after_line_ends, common_limit, contractions, digit_groups, letter_run_at, prev, whole_chars,
+    Masks,
 };
 use super::classes::{
     class_at, contraction_ci, letter_lanes, run, run_swar, spaces, CRLF, L, N, OTHER,
@@ -34,15 +35,7 @@ impl Scanner for Cl100k {
     /// contraction instead).
     #[inline(always)]
     fn letter_run(m: &Masks, at: u32) -> Option<u32> {
-        let letter = m.letter() >> at;
-        if letter & 1 != 0 {
-            return Some(at);
-        }
-        // The prefix's bytes: its lead and the continuation bytes after it.
-        let len = (!m.cont.checked_shr(at + 1).unwrap_or(0)).trailing_zeros() + 1;
-        let prefix = ((m.blank() | m.other()) & !m.apos) >> at;
-        let after = letter.checked_shr(len).unwrap_or(0);
-        (prefix & after & 1 != 0).then_some(at + len)
+        letter_run_at(m, at, (m.blank() | m.other()) & !m.apos)
     }
 
     #[inline(always)]

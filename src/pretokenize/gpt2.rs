@@ -10,7 +10,7 @@
 //!   possessive, so `$` before a final `\n` cannot match earlier), else all but its last
 //!   character (`\s+(?!\S)` backtracks one), else (a run of one) that character.
 
-use super::blocks::{common_limit, contractions, prev, Masks};
+use super::blocks::{common_limit, contractions, letter_run_at, prev, Masks};
 use super::classes::{class_at, contraction_cs, letter_lanes, run, run_swar, spaces, L, N, OTHER};
 use super::Scanner;
 
@@ -23,11 +23,7 @@ impl Scanner for Gpt2 {
     /// A letter, or a space and a letter (` ?\p{L}++`).
     #[inline(always)]
     fn letter_run(m: &Masks, at: u32) -> Option<u32> {
-        let letter = m.letter() >> at;
-        if letter & 1 != 0 {
-            return Some(at);
-        }
-        (m.space >> at & 1 != 0 && letter & 2 != 0).then_some(at + 1)
+        letter_run_at(m, at, m.space)
     }
 
     #[inline(always)]

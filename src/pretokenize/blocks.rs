@@ -9,7 +9,7 @@
 //! allows (`isa`), elsewhere from eight-byte words; the tests check each against the class
 //! table.
 
-use super::classes::{ascii_class, class_bmp, class_multi, class_of, HAN, HOT_PAGES};
+use super::classes::{ascii_class, class_bmp, class_multi, HAN, HOT_PAGES};
 use super::tables::{CRLF, L, LO, M, N, OTHER, UP, WS};
 
 /// Block length in bytes.
@@ -26,7 +26,7 @@ pub(crate) struct Masks {
     /// upper-ish: `Lu`, `Lt`).
     pub up: u64,
     /// `[a-z]` (and after [`wide_cased`], every byte of the non-ASCII letters that are only
-    /// lower-ish: `Ll`).
+    /// lower-ish: `Ll`; after [`wide`], every byte of every non-ASCII letter).
     pub lo: u64,
     /// `[0-9]`.
     pub digit: u64,
@@ -40,17 +40,16 @@ pub(crate) struct Masks {
     pub apos: u64,
     /// `/`.
     pub slash: u64,
-    /// Every byte of the non-ASCII letters [`wide`] classified (0 without it).
-    pub letter_hi: u64,
-    /// The bytes after the lead of each character [`wide`] classified (0 without it).
+    /// The bytes after the lead of each character [`wide`] or [`wide_cased`] classified (0
+    /// without them).
     pub cont: u64,
 }
 
 impl Masks {
-    /// `[A-Za-z]`, and the non-ASCII letters [`wide`] classified.
+    /// `[A-Za-z]`, and the non-ASCII letters [`wide`] or [`wide_cased`] classified.
     #[inline(always)]
     pub fn letter(&self) -> u64 {
-        self.up | self.lo | self.letter_hi
+        self.up | self.lo
     }
 
     /// Spaces and tabs: the whitespace that is not a line end.
@@ -66,8 +65,8 @@ impl Masks {
     }
 
     /// The bytes that are none of letter, digit or whitespace (ASCII punctuation, symbols and
-    /// control characters, and the non-ASCII others [`wide`] classified; not the other
-    /// non-ASCII bytes).
+    /// control characters, and the non-ASCII others [`wide`] or [`wide_cased`] classified; not
+    /// the other non-ASCII bytes).
     #[inline(always)]
     pub fn other(&self) -> u64 {
         !(self.letter() | self.digit | self.space | self.tab | self.nl | self.hi)
@@ -198,7 +197,6 @@ pub(super) unsafe fn avx512(block: &[u8; BLOCK]) -> Masks {
         nl,
         apos: eq(b'\''),
         slash: eq(b'/'),
-        letter_hi: 0,
         cont: 0,
     }
 }
@@ -294,14 +292,15 @@ pub(super) unsafe fn leads_avx512(block: &[u8; BLOCK]) -> Leads {
 
 /// Classify the non-ASCII characters of `block` (the 64 bytes from a character boundary) for
 /// the scanners whose classes do not depend on case (gpt2, cl100k): a letter's bytes go to
-/// `letter_hi`, an other's (punctuation, symbols, marks) to `other()`, and they leave `hi`.
+/// `lo` (these scanners read only `letter()`, so the case is of no account), an other's
+/// (punctuation, symbols, marks) to `other()`, and they leave `hi`.
 /// A number or whitespace (digit groups and whitespace runs are counted in characters), or a
 /// character that does not end in the block, stays in `hi` and limits the block as before.
 /// So Japanese, Russian or Hindi take the block path as English does: their chunk starts
 /// come from the masks, without a mispredicted branch at each chunk's end.
 ///
 /// `three` classifies the characters of three bytes whose leads it is given (see
-/// [`three_scalar`]); each other length has its own loop without a branch per character.
+/// [`three_scalar`]); the others are read one by one (`class_multi`), two-byte ones first.
 #[inline(always)]
 pub(super) fn wide(
     block: &[u8; BLOCK],
@@ -310,9 +309,9 @@ pub(super) fn wide(
     three: impl FnOnce(&[u8; BLOCK], u64) -> (u64, u64),
 ) {
     // Leads of characters of two, three or four bytes that end in the block.
-    let mut two = leads.from_c0 & !leads.from_e0 & (u64::MAX >> 1);
+    let two = leads.from_c0 & !leads.from_e0 & (u64::MAX >> 1);
     let leads3 = leads.from_e0 & !leads.from_f0 & (u64::MAX >> 2);
-    let mut four = leads.from_f0 & (u64::MAX >> 3);
+    let four = leads.from_f0 & (u64::MAX >> 3);
     let (mut letter, mut other) = match leads3 {
         0 => (0, 0),
         _ => {
@@ -320,26 +319,17 @@ pub(super) fn wide(
             (l * 0b111, o * 0b111)
         }
     };
-    let byte = |k: usize| block[k % BLOCK] as usize & 0x3F;
-    let mut add = |class: u8, bits: u64, p: usize| {
-        letter |= (u64::from(class & L != 0) * bits) << p;
-        other |= (u64::from(class & OTHER != 0) * bits) << p;
-    };
-    while two != 0 {
-        let p = two.trailing_zeros() as usize;
-        two &= two - 1;
-        let cp = (block[p] as usize & 0x1F) << 6 | byte(p + 1);
-        add(class_bmp(cp), 0b11, p);
-    }
-    while four != 0 {
-        let p = four.trailing_zeros() as usize;
-        four &= four - 1;
-        let cp =
-            (block[p] as usize & 0x07) << 18 | byte(p + 1) << 12 | byte(p + 2) << 6 | byte(p + 3);
-        add(class_of(cp as u32), 0b1111, p);
+    let mut rest = two | four;
+    while rest != 0 {
+        let p = rest.trailing_zeros() as usize;
+        rest &= rest - 1;
+        let (class, len) = class_multi(block, p, block[p]);
+        let bits = ((1u64 << len) - 1) << p;
+        letter |= u64::from(class & L != 0) * bits;
+        other |= u64::from(class & OTHER != 0) * bits;
     }
     m.hi &= !(letter | other);
-    m.letter_hi = letter;
+    m.lo |= letter;
     m.cont = (letter | other) & !leads.from_c0;
 }
 
@@ -379,11 +369,10 @@ pub(super) fn wide_cased(block: &[u8; BLOCK], m: &mut Masks, leads: Leads) {
 #[inline(always)]
 pub(super) fn three_scalar(block: &[u8; BLOCK], mut leads: u64) -> (u64, u64) {
     let (mut letter, mut other) = (0u64, 0u64);
-    let byte = |k: usize| block[k % BLOCK] as usize & 0x3F;
     while leads != 0 {
         let p = leads.trailing_zeros() as usize;
         leads &= leads - 1;
-        let class = class_bmp((block[p] as usize & 0x0F) << 12 | byte(p + 1) << 6 | byte(p + 2));
+        let (class, _) = class_multi(block, p, block[p]);
         letter |= u64::from(class & L != 0) << p;
         other |= u64::from(class & OTHER != 0) << p;
     }
@@ -646,7 +635,7 @@ pub(super) fn run_start(set: u64, k: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tables::LO;
+    use super::super::classes::class_of;
     use super::*;
 
     #[test]

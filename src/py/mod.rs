@@ -216,14 +216,10 @@ impl CoreTokenizer {
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
     ) -> Result<Ids, Error> {
-        let mut out = crate::buffers::for_text(text.len());
-        self.enc.encode(
-            text,
-            allowed.as_allowed(),
-            disallowed.as_allowed(),
-            &mut out,
-        )?;
-        Ok(out)
+        crate::buffers::exact_for_text(text.len(), |out| {
+            self.enc
+                .encode(text, allowed.as_allowed(), disallowed.as_allowed(), out)
+        })
     }
 
     /// The ids of each text, on `work_sharing::threads_here()` threads.

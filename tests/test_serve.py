@@ -628,6 +628,31 @@ def test_inspector_explains_the_token_under_the_cursor(page, server, trained):
         assert caret_index == expected
 
 
+def test_the_inspector_shows_the_token_asked_for_last(page, server, trained):
+    """Answers about tokens can come back out of order (a click in the text asks about one
+    token, the arrow key after it about another already known): a late answer about the first
+    must not replace the second. Once, the stale answer made the caret test above time out."""
+    open_page(page, server)
+    set_tokenizers(page, ["tiny"])
+    text = "the thing there"
+    type_text(page, text)
+    ids = trained.encode(text)
+    first = 0
+    second = next(i for i, t in enumerate(ids) if t != ids[first])
+    held = []
+    page.route(lambda url: url.endswith(f"id={ids[first]}"), lambda route: held.append(route))
+    page.hover(f'.panel[data-tokenizer="tiny"] .tok >> nth={first}')
+    while not held:  # the request about the first token, held back
+        page.wait_for_timeout(10)
+    page.hover(f'.panel[data-tokenizer="tiny"] .tok >> nth={second}')
+    shown = "id => document.querySelector('#token-info dd')?.textContent === String(id)"
+    page.wait_for_function(shown, arg=ids[second])
+    with page.expect_response(lambda r: r.url.endswith(f"id={ids[first]}")):
+        held[0].continue_()
+    page.wait_for_timeout(100)  # the late answer has been handled
+    assert page.text_content("#token-info dd") == str(ids[second])
+
+
 def test_a_100kb_paste_is_drawn_whole(page, server, toks):
     text = bundled_corpus("holmes")[:100_000]
     open_page(page, server)

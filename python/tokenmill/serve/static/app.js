@@ -23,6 +23,7 @@ const state = {
   timer: 0,
   tokenCache: new Map(), // "name\u0000id" -> /api/token answer
   active: null, // the span outlined in a panel
+  inspected: 0, // calls of inspect() so far: only the latest one's answer is shown
   longestStall: 0, // ms, of the last drawing
 };
 
@@ -279,13 +280,17 @@ async function tokenInfo(name, id) {
 
 async function inspect(name, id, index) {
   const box = $("#token-info");
+  // Answers can come back out of order (a click on the text, then an arrow key): an older
+  // one must not replace the token asked for last.
+  const call = ++state.inspected;
   let info;
   try {
     info = await tokenInfo(name, id);
   } catch (e) {
-    box.replaceChildren(el("p", { class: "error", text: e.message }));
+    if (call === state.inspected) box.replaceChildren(el("p", { class: "error", text: e.message }));
     return;
   }
+  if (call !== state.inspected) return;
   const result = state.results.get(name);
   const shown = el("span", { class: "tok c0" });
   shown.textContent = info.special ? info.text : visible(info.text);

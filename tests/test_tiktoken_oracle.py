@@ -6,6 +6,7 @@ Oracle: tiktoken itself, working offline from the official files (tests/oracle.p
 from __future__ import annotations
 
 import gzip
+import itertools
 from importlib import resources
 from pathlib import Path
 
@@ -276,6 +277,37 @@ def test_random_letters_without_spaces(pair):
 # Chunks of 4 KB and more take the long-chunk path, which switches between its search and its
 # windows as the tokens get shorter or longer: runs of one letter, random text of a few letters,
 # and the two alternating inside one chunk.
+@settings(max_examples=40, deadline=None)
+@given(
+    texts=st.lists(st.one_of(TRICKY_TEXT, ANY_TEXT, SPECIAL_TEXT), min_size=1, max_size=4),
+    widest=st.sampled_from(WIDEST),
+    threads=st.sampled_from([1, 2]),
+)
+def test_batches_of_every_width(pair, texts, widest, threads):
+    """A batch's non-ASCII texts of 64 code points and more are converted to UTF-8 by
+    tokenmill into one buffer (src/py/text.rs, `utf8_batch`), the others read from CPython:
+    each drawn text at lengths on both sides of 64, with a character of one of CPython's widths
+    in its middle (or none), side by side with ASCII, short texts and lone surrogates (which
+    tiktoken's way of answering applies to)."""
+    ours, theirs = pair
+
+    def batch() -> list[str]:
+        # New strs for each call: tiktoken's attaches CPython's UTF-8 copy to each.
+        made = []
+        for text in texts:
+            for n in (0, 1, 63, 64, 65, 300, 5000):
+                base = (text * (n // max(len(text), 1) + 1))[:n] if text else "x" * n
+                made.append(base[: n // 2] + widest + base[n // 2 :])
+        return made
+
+    want = theirs.encode_batch(batch(), allowed_special="all")
+    assert ours.encode_batch(batch(), allowed_special="all", num_threads=threads) == want
+    ids, offsets = ours.encode_batch_to_numpy(batch(), allowed_special="all", num_threads=threads)
+    assert [ids[a:b].tolist() for a, b in itertools.pairwise(offsets)] == want
+    counts = ours.count_batch(batch(), allowed_special="all", num_threads=threads)
+    assert counts == [len(w) for w in want]
+
+
 LONG_CHUNK_ALPHABETS = [
     "ab",
     "abc",

@@ -4,6 +4,7 @@ pickling — each checked against the plain encode/decode it must agree with."""
 from __future__ import annotations
 
 import gc
+import itertools
 import pickle
 import re
 import subprocess
@@ -151,6 +152,34 @@ def test_a_long_str_gets_no_utf8_copy_until_it_is_met_again(char):
     size = sys.getsizeof(short)
     enc.encode_ordinary(short)
     assert sys.getsizeof(short) > size
+
+
+@pytest.mark.skipif(
+    sys.implementation.name != "cpython"
+    or sys.version_info >= (3, 14)
+    or bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+    reason="reads CPython's layout of a str where pyo3 exposes it (src/py/text.rs)",
+)
+def test_a_batch_leaves_its_texts_without_utf8_copies():
+    """A batch's non-ASCII texts of 64 code points and more are converted by tokenmill (one
+    buffer for the batch), so a corpus tokenized in batches does not get a UTF-8 copy attached
+    to every document; shorter ones are left to CPython, which attaches its copy."""
+    enc = tokenmill.load("cl100k_base")
+    long = [f"документ {i} с текстом: " * 5 + "\U0001f600" * (i % 2) for i in range(20)]
+    short = [f"é {i}" for i in range(5)]
+    sizes = [sys.getsizeof(t) for t in long + short]
+    want = [enc.encode_ordinary(t) for t in [*long, *short]]
+    sizes_after_single = [sys.getsizeof(t) for t in long + short]
+    # Each text was met once on its own: the long ones are still without a copy.
+    assert sizes_after_single[:20] == sizes[:20]
+    for threads in (1, 2):
+        assert enc.encode_ordinary_batch(long + short, num_threads=threads) == want
+        ids, offsets = enc.encode_batch_to_numpy(long + short, num_threads=threads)
+        assert [ids[a:b].tolist() for a, b in itertools.pairwise(offsets)] == want
+        assert enc.count_batch(long + short, num_threads=threads) == [len(w) for w in want]
+    after = [sys.getsizeof(t) for t in long + short]
+    assert after[:20] == sizes[:20]
+    assert all(a > b for a, b in zip(after[20:], sizes[20:], strict=True))
 
 
 # Run under ``-X dev``: CPython's debug memory hooks abort on memory freed by the wrong

@@ -11,7 +11,6 @@ use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::marker::Ungil;
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -116,7 +115,7 @@ fn on_one_thread(text: &str, num_threads: usize, piece_bytes: usize) -> bool {
 const BATCH_BYTES_PER_THREAD: usize = 8 * 1024;
 
 /// How many of `num_threads` a batch of `texts` is given (at least one).
-fn batch_threads(num_threads: usize, texts: &[PyBackedStr]) -> usize {
+fn batch_threads(num_threads: usize, texts: &[&str]) -> usize {
     let bytes: usize = texts.iter().map(|t| t.len()).sum();
     num_threads.min(bytes / BATCH_BYTES_PER_THREAD).max(1)
 }
@@ -225,12 +224,12 @@ impl CoreTokenizer {
     /// The ids of each text, on `work_sharing::threads_here()` threads.
     fn encode_each(
         &self,
-        texts: &[PyBackedStr],
+        texts: &[&str],
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
     ) -> Result<Vec<Ids>, Error> {
         crate::work_sharing::map_indices(texts.len(), |i| {
-            self.encode_one(&texts[i], allowed, disallowed)
+            self.encode_one(texts[i], allowed, disallowed)
         })
     }
 
@@ -242,7 +241,7 @@ impl CoreTokenizer {
     /// faults a call, ~1.7 ms of a 9 ms batch, for gpt2 on holmes in 242 texts.)
     fn encode_flat(
         &self,
-        texts: &[PyBackedStr],
+        texts: &[&str],
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
     ) -> Result<(Ids, Vec<i64>), Error> {
@@ -254,7 +253,7 @@ impl CoreTokenizer {
             |(ids, spans): &mut (Option<Ids>, Vec<Span>), i| {
                 let ids = ids.get_or_insert_with(|| crate::buffers::for_text(total));
                 let start = ids.len();
-                self.enc.encode(&texts[i], a, d, ids)?;
+                self.enc.encode(texts[i], a, d, ids)?;
                 spans.push((i, start..ids.len()));
                 Ok(())
             },
@@ -485,7 +484,7 @@ impl CoreTokenizer {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Vec<Bound<'py, PyString>>,
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
         num_threads: usize,
@@ -494,6 +493,8 @@ impl CoreTokenizer {
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
+        let batch = text::utf8_batch(&texts)?;
+        let texts = batch.strs();
         let num_threads = batch_threads(num_threads, &texts);
         if num_threads <= 1 || texts.len() < 2 {
             let all = py
@@ -531,7 +532,7 @@ impl CoreTokenizer {
             }
         };
         let encode = |i: usize| {
-            let _ = done[i].set(self.encode_one(&texts[i], &a, &d));
+            let _ = done[i].set(self.encode_one(texts[i], &a, &d));
             wake();
         };
         // Set when the workers stop, even by a panic, so the wait below cannot hang.
@@ -600,7 +601,7 @@ impl CoreTokenizer {
     fn encode_batch_flat<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Vec<Bound<'py, PyString>>,
         allowed: &Bound<'py, PyAny>,
         disallowed: &Bound<'py, PyAny>,
         num_threads: usize,
@@ -609,6 +610,8 @@ impl CoreTokenizer {
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
+        let batch = text::utf8_batch(&texts)?;
+        let texts = batch.strs();
         // One call on the pool for both steps: each call wakes the workers again.
         let threads = batch_threads(num_threads, &texts);
         let (flat, offsets) = on_threads(py, threads, || self.encode_flat(&texts, &a, &d))?
@@ -616,21 +619,23 @@ impl CoreTokenizer {
         Ok((ids_to_numpy(py, flat)?, PyArray1::from_vec(py, offsets)))
     }
 
-    fn count_batch(
+    fn count_batch<'py>(
         &self,
-        py: Python<'_>,
-        texts: Vec<PyBackedStr>,
-        allowed: &Bound<'_, PyAny>,
-        disallowed: &Bound<'_, PyAny>,
+        py: Python<'py>,
+        texts: Vec<Bound<'py, PyString>>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
         num_threads: usize,
     ) -> PyResult<Vec<usize>> {
         let (a, d) = (
             SpecialSet::extract(allowed)?,
             SpecialSet::extract(disallowed)?,
         );
+        let batch = text::utf8_batch(&texts)?;
+        let texts = batch.strs();
         on_threads(py, batch_threads(num_threads, &texts), || {
             crate::work_sharing::map_indices(texts.len(), |i| {
-                self.enc.count(&texts[i], a.as_allowed(), d.as_allowed())
+                self.enc.count(texts[i], a.as_allowed(), d.as_allowed())
             })
         })?
         .map_err(|e| self.err(py, e))

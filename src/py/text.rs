@@ -55,10 +55,77 @@ pub(super) fn utf8<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
     text.to_str().map(Utf8::Borrowed)
 }
 
+/// The UTF-8 of a batch's texts, each read as [`utf8`] reads one, except that those converted
+/// here share one buffer, and that a `str` met again is converted again (a batch's texts are
+/// many and are seldom encoded twice; CPython's copy would stay on each of them).
+pub(super) struct Utf8Batch<'a> {
+    /// Each text's UTF-8: in its `str` (alive for `'a`), or in `buffer`.
+    spans: Vec<(*const u8, usize)>,
+    #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+    _buffer: crate::buffers::Ids,
+    _texts: std::marker::PhantomData<&'a str>,
+}
+
+impl Utf8Batch<'_> {
+    /// The texts.
+    pub(super) fn strs(&self) -> Vec<&str> {
+        self.spans
+            .iter()
+            // SAFETY: each span is UTF-8 that lives as long as `self`: a `str` of `'a`, or
+            // `_buffer`, which is not written after the spans are made.
+            .map(|&(p, n)| unsafe {
+                std::str::from_utf8_unchecked(std::slice::from_raw_parts(p, n))
+            })
+            .collect()
+    }
+}
+
+/// The UTF-8 of `texts` (see [`Utf8Batch`]); a `UnicodeEncodeError` for a lone surrogate.
+pub(super) fn utf8_batch<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Utf8Batch<'a>> {
+    let mut spans = Vec::with_capacity(texts.len());
+    #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+    {
+        let units: Vec<_> = texts.iter().map(converted::units_of).collect();
+        let room: usize = units.iter().flatten().map(|u| u.room()).sum();
+        let mut buffer = match room {
+            0 => crate::buffers::Ids::default(),
+            _ => crate::buffers::with_room(room.div_ceil(4)),
+        };
+        let bytes = converted::bytes_of(&mut buffer);
+        let mut at = 0;
+        for (text, units) in texts.iter().zip(&units) {
+            // `bytes[at..]` has room for every text left: each took at most its `room()`.
+            if let Some(n) = units.as_ref().and_then(|u| u.to_utf8(&mut bytes[at..])) {
+                spans.push((bytes[at..].as_ptr().cast::<u8>(), n));
+                at += n;
+            } else {
+                let s = text.to_str()?;
+                spans.push((s.as_ptr(), s.len()));
+            }
+        }
+        Ok(Utf8Batch {
+            spans,
+            _buffer: buffer,
+            _texts: std::marker::PhantomData,
+        })
+    }
+    #[cfg(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14))]
+    {
+        for text in texts {
+            let s = text.to_str()?;
+            spans.push((s.as_ptr(), s.len()));
+        }
+        Ok(Utf8Batch {
+            spans,
+            _texts: std::marker::PhantomData,
+        })
+    }
+}
+
 #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
 mod converted {
     use crate::buffers::Ids;
-    use crate::code_units::{to_utf8, utf8_room, CodeUnit};
+    use crate::code_units::{to_utf8, utf8_room};
     use pyo3::ffi;
     use pyo3::prelude::*;
     use pyo3::types::PyString;
@@ -103,10 +170,37 @@ mod converted {
         false
     }
 
-    /// `text` converted here, or `None` when CPython is to give its UTF-8: a short text, an
-    /// ASCII one (whose UTF-8 is the text), one with UTF-8 attached already, one met recently,
-    /// and one with a surrogate (CPython raises the error).
-    pub(in crate::py) fn convert(text: &Bound<'_, PyString>) -> Option<Converted> {
+    /// The code units of a `str` CPython has no UTF-8 for: CPython's own `str`s, not ASCII
+    /// (whose UTF-8 is the text), of `LONG` code points or more, without UTF-8 attached.
+    pub(super) enum Units<'a> {
+        One(&'a [u8]),
+        Two(&'a [u16]),
+        Four(&'a [u32]),
+    }
+
+    impl Units<'_> {
+        /// Bytes their UTF-8 can take at most.
+        pub(super) fn room(&self) -> usize {
+            match self {
+                Units::One(u) => utf8_room::<u8>(u.len()),
+                Units::Two(u) => utf8_room::<u16>(u.len()),
+                Units::Four(u) => utf8_room::<u32>(u.len()),
+            }
+        }
+
+        /// Their UTF-8 at the front of `out` (at least `room()` bytes), and its length; `None`
+        /// for a surrogate, which CPython is left to report.
+        pub(super) fn to_utf8(&self, out: &mut [MaybeUninit<u8>]) -> Option<usize> {
+            match self {
+                Units::One(u) => to_utf8(u, out),
+                Units::Two(u) => to_utf8(u, out),
+                Units::Four(u) => to_utf8(u, out),
+            }
+        }
+    }
+
+    /// The units of `text` if they are to be converted here (see [`Units`]).
+    pub(super) fn units_of<'a>(text: &'a Bound<'_, PyString>) -> Option<Units<'a>> {
         let op = text.as_ptr();
         // SAFETY: `op` is a `str` (a `Bound<PyString>`), alive while `text` is borrowed, and the
         // GIL is held. A compact `str` is ready and keeps its units right after its header;
@@ -119,38 +213,47 @@ mod converted {
             if len < LONG || !(*op.cast::<ffi::PyCompactUnicodeObject>()).utf8.is_null() {
                 return None;
             }
-            let kind = ffi::PyUnicode_KIND(op);
-            if met_before((op as usize, len, kind)) {
-                return None;
-            }
-            let data = ffi::PyUnicode_DATA(op);
-            match kind {
-                ffi::PyUnicode_1BYTE_KIND => from_units(std::slice::from_raw_parts(
-                    data.cast::<u8>().cast_const(),
+            let data = ffi::PyUnicode_DATA(op).cast_const();
+            match ffi::PyUnicode_KIND(op) {
+                ffi::PyUnicode_1BYTE_KIND => Some(Units::One(std::slice::from_raw_parts(
+                    data.cast::<u8>(),
                     len,
-                )),
-                ffi::PyUnicode_2BYTE_KIND => from_units(std::slice::from_raw_parts(
-                    data.cast::<u16>().cast_const(),
+                ))),
+                ffi::PyUnicode_2BYTE_KIND => Some(Units::Two(std::slice::from_raw_parts(
+                    data.cast::<u16>(),
                     len,
-                )),
-                ffi::PyUnicode_4BYTE_KIND => from_units(std::slice::from_raw_parts(
-                    data.cast::<u32>().cast_const(),
+                ))),
+                ffi::PyUnicode_4BYTE_KIND => Some(Units::Four(std::slice::from_raw_parts(
+                    data.cast::<u32>(),
                     len,
-                )),
+                ))),
                 _ => None,
             }
         }
     }
 
-    fn from_units<T: CodeUnit>(units: &[T]) -> Option<Converted> {
-        let room = utf8_room::<T>(units.len());
-        let mut buffer = crate::buffers::with_room(room.div_ceil(4));
-        let spare = buffer.spare_capacity_mut();
-        // SAFETY: the buffer's unused room, `spare.len() * 4 >= room` bytes, viewed as
-        // possibly unwritten bytes; the buffer is not touched otherwise while this lives.
-        let out: &mut [MaybeUninit<u8>] =
-            unsafe { std::slice::from_raw_parts_mut(spare.as_mut_ptr().cast(), spare.len() * 4) };
-        let len = to_utf8(units, out)?;
+    /// `text` converted here, or `None` when CPython is to give its UTF-8: see [`Units`], and
+    /// a `str` met recently or with a surrogate (CPython raises the error).
+    pub(in crate::py) fn convert(text: &Bound<'_, PyString>) -> Option<Converted> {
+        let units = units_of(text)?;
+        let (len, kind) = match &units {
+            Units::One(u) => (u.len(), 1),
+            Units::Two(u) => (u.len(), 2),
+            Units::Four(u) => (u.len(), 4),
+        };
+        if met_before((text.as_ptr() as usize, len, kind)) {
+            return None;
+        }
+        let mut buffer = crate::buffers::with_room(units.room().div_ceil(4));
+        let len = units.to_utf8(bytes_of(&mut buffer))?;
         Some(Converted { buffer, len })
+    }
+
+    /// The unused room of `buffer` as bytes.
+    pub(super) fn bytes_of(buffer: &mut Ids) -> &mut [MaybeUninit<u8>] {
+        let spare = buffer.spare_capacity_mut();
+        // SAFETY: the buffer's unused room, `spare.len() * 4` bytes, viewed as possibly
+        // unwritten bytes, borrowed from `buffer` as `spare` was.
+        unsafe { std::slice::from_raw_parts_mut(spare.as_mut_ptr().cast(), spare.len() * 4) }
     }
 }

@@ -569,9 +569,7 @@ def main() -> None:
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
-    # Rust thread pools (HF, riptoken, gigatoken, fastokens) size themselves at first use.
-    os.environ.setdefault("RAYON_NUM_THREADS", str(ep.THREADS))
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
+    ep.set_pool_sizes()
     for var in ep.THREADS_VAR.values():  # THREADS in the workers that time parallel rows
         os.environ.setdefault(var, "1")
     if args.worker:

@@ -122,8 +122,7 @@ def main() -> None:
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
-    os.environ.setdefault("RAYON_NUM_THREADS", str(ep.THREADS))
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
+    ep.set_pool_sizes()
     if args.worker:
         worker(json.loads(args.worker))
         return

@@ -56,6 +56,14 @@ THREADS_VAR = {"fastokens": "FASTOKENS_BPE_THREADS"}
 # core beside it, marked as a second core used. Set here, for the processes the benchmarks start.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+
+def set_pool_sizes() -> None:
+    """Size the peers' Rust thread pools (HF, riptoken, gigatoken, fastokens), which they read
+    at first use, to THREADS, unless the environment already says."""
+    os.environ.setdefault("RAYON_NUM_THREADS", str(THREADS))
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
+
+
 _TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 
 

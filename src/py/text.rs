@@ -13,7 +13,9 @@
 //! ([`code_units`](crate::code_units): 16 code points at a time where the CPU has AVX-512
 //! VBMI2), into a kept buffer (`buffers.rs`: on huge pages, and used again by the next call)
 //! when it is long. Documents of a thousand characters met once, one call each (cl100k_base,
-//! MB/s): Russian list 154 -> 231, numpy 175 -> 272; Japanese numpy 276 -> 411. What CPython would do is still done for a `str` met again: one
+//! MB/s): Russian list 154 -> 231, numpy 175 -> 272; Japanese numpy 276 -> 411.
+//!
+//! What CPython would do is still done for a `str` met again: one
 //! of the last few converted here (same address and length) is handed to CPython, which
 //! attaches its copy, so that calling again and again on one `str` converts nothing. Either
 //! way the bytes are the same; a `str` with a lone surrogate goes to CPython, which raises the
@@ -59,9 +61,8 @@ pub(super) fn utf8<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
 /// here share one buffer, and that a `str` met again is converted again (a batch's texts are
 /// many and are seldom encoded twice; CPython's copy would stay on each of them).
 pub(super) struct Utf8Batch<'a> {
-    /// Each text's UTF-8: in its `str` (alive for `'a`), or in `buffer`.
+    /// Each text's UTF-8: in its `str` (alive for `'a`), or in `_buffer`.
     spans: Vec<(*const u8, usize)>,
-    #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
     _buffer: crate::buffers::Ids,
     _texts: std::marker::PhantomData<&'a str>,
 }
@@ -82,9 +83,10 @@ impl Utf8Batch<'_> {
 
 /// The UTF-8 of `texts` (see [`Utf8Batch`]); a `UnicodeEncodeError` for a lone surrogate.
 pub(super) fn utf8_batch<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Utf8Batch<'a>> {
-    let mut spans = Vec::with_capacity(texts.len());
+    // CPython's UTF-8 of a text (the text itself when ASCII, else its attached copy).
+    let from_cpython = |text: &'a Bound<'_, PyString>| text.to_str().map(|s| (s.as_ptr(), s.len()));
     #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
-    {
+    let (spans, buffer) = {
         let units: Vec<_> = texts.iter().map(converted::units_of).collect();
         let room: usize = units.iter().flatten().map(|u| u.room()).sum();
         let mut buffer = match room {
@@ -93,33 +95,28 @@ pub(super) fn utf8_batch<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Utf8B
         };
         let bytes = converted::bytes_of(&mut buffer);
         let mut at = 0;
+        let mut spans = Vec::with_capacity(texts.len());
         for (text, units) in texts.iter().zip(&units) {
             // `bytes[at..]` has room for every text left: each took at most its `room()`.
             if let Some(n) = units.as_ref().and_then(|u| u.to_utf8(&mut bytes[at..])) {
                 spans.push((bytes[at..].as_ptr().cast::<u8>(), n));
                 at += n;
             } else {
-                let s = text.to_str()?;
-                spans.push((s.as_ptr(), s.len()));
+                spans.push(from_cpython(text)?);
             }
         }
-        Ok(Utf8Batch {
-            spans,
-            _buffer: buffer,
-            _texts: std::marker::PhantomData,
-        })
-    }
+        (spans, buffer)
+    };
     #[cfg(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14))]
-    {
-        for text in texts {
-            let s = text.to_str()?;
-            spans.push((s.as_ptr(), s.len()));
-        }
-        Ok(Utf8Batch {
-            spans,
-            _texts: std::marker::PhantomData,
-        })
-    }
+    let (spans, buffer) = (
+        texts.iter().map(from_cpython).collect::<PyResult<_>>()?,
+        crate::buffers::Ids::default(),
+    );
+    Ok(Utf8Batch {
+        spans,
+        _buffer: buffer,
+        _texts: std::marker::PhantomData,
+    })
 }
 
 #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]

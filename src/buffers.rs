@@ -80,6 +80,7 @@ pub fn for_text(bytes: usize) -> Ids {
 
 /// Texts up to this many bytes are encoded into a buffer their thread keeps
 /// ([`exact_for_text`]).
+#[cfg_attr(not(feature = "python"), allow(dead_code))]
 const SCRATCH_TEXT: usize = 64 << 10;
 
 thread_local! {
@@ -96,6 +97,7 @@ thread_local! {
 /// glibc gave the memory back to the kernel and faulted it in again on every call (a batch of
 /// 15,608 texts of 16 characters on 2 threads: page faults were most of the time, and 2
 /// threads ran at a quarter of the speed of one).
+#[cfg_attr(not(feature = "python"), allow(dead_code))]
 pub fn exact_for_text<E>(
     bytes: usize,
     fill: impl FnOnce(&mut Vec<u32>) -> Result<(), E>,

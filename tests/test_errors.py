@@ -120,13 +120,24 @@ def test_disallowed_special_names_token_and_argument():
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_a_batch_reports_the_first_failing_document(threads):
+@pytest.mark.parametrize(
+    ("n", "doc", "failing"),
+    [
+        # Documents of 2 KB (a run of two, `work_sharing::RUN_BYTES`), failing in two runs.
+        (40, "plain text " * 200, (9, 30)),
+        # Documents of 11 bytes, hundreds to a run: the two failing ones are in one run, then
+        # each in a run of its own.
+        (4000, "plain text ", (1203, 1204)),
+        (4000, "plain text ", (1203, 3900)),
+    ],
+)
+def test_a_batch_reports_the_first_failing_document(threads, n, doc, failing):
     # Two documents fail, each with its own special token: every batch form names the first
     # one's, however the documents were shared out among the threads.
     enc = tokenmill.load("cl100k_base")
-    docs = ["plain text " * 200] * 40
-    docs[9] = docs[9] + "<|endoftext|>"
-    docs[30] = "<|fim_prefix|>" + docs[30]
+    docs = [doc] * n
+    docs[failing[0]] = docs[failing[0]] + "<|endoftext|>"
+    docs[failing[1]] = "<|fim_prefix|>" + docs[failing[1]]
     for call in (enc.encode_batch, enc.count_batch, enc.encode_batch_to_numpy):
         for _ in range(5):
             with pytest.raises(tokenmill.DisallowedSpecialTokenError) as err:

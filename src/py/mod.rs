@@ -145,6 +145,10 @@ impl Drop for CollectorPaused {
     }
 }
 
+/// The ids of a run of texts one after another, and where each text's ids end
+/// (`CoreTokenizer::encode_run`).
+type RunIds = (Ids, Vec<usize>);
+
 /// Flat ids of a batch and the offsets where each text's ids start.
 type FlatIds<'py> = (Bound<'py, PyArray1<u32>>, Bound<'py, PyArray1<i64>>);
 
@@ -221,16 +225,25 @@ impl CoreTokenizer {
         })
     }
 
-    /// The ids of each text, on `work_sharing::threads_here()` threads.
-    fn encode_each(
+    /// The ids of `texts` one after another, in a buffer of their size, and where each text's
+    /// ids end: one run of a batch (`work_sharing::runs`). The first error met ends it.
+    fn encode_run(
         &self,
         texts: &[&str],
         allowed: &SpecialSet,
         disallowed: &SpecialSet,
-    ) -> Result<Vec<Ids>, Error> {
-        crate::work_sharing::map_indices(texts.len(), |i| {
-            self.encode_one(texts[i], allowed, disallowed)
-        })
+    ) -> Result<RunIds, Error> {
+        let (a, d) = (allowed.as_allowed(), disallowed.as_allowed());
+        let mut ends = Vec::with_capacity(texts.len());
+        let bytes = texts.iter().map(|t| t.len()).sum();
+        let ids = crate::buffers::exact_for_text(bytes, |out| {
+            texts.iter().try_for_each(|t| {
+                self.enc.encode(t, a, d, out)?;
+                ends.push(out.len());
+                Ok(())
+            })
+        })?;
+        Ok((ids, ends))
     }
 
     /// The ids of all texts one after another, and where each starts (`len + 1` offsets), on
@@ -249,6 +262,7 @@ impl CoreTokenizer {
         let (a, d) = (allowed.as_allowed(), disallowed.as_allowed());
         let shares = crate::work_sharing::each_own_index(
             texts.len(),
+            |i| texts[i].len(),
             || (None, Vec::new()),
             |(ids, spans): &mut (Option<Ids>, Vec<Span>), i| {
                 let ids = ids.get_or_insert_with(|| crate::buffers::for_text(total));
@@ -495,32 +509,35 @@ impl CoreTokenizer {
         );
         let batch = text::utf8_batch(&texts)?;
         let texts = batch.strs();
-        let num_threads = batch_threads(num_threads, &texts);
-        if num_threads <= 1 || texts.len() < 2 {
-            let all = py
-                .detach(|| self.encode_each(&texts, &a, &d))
+        let runs = crate::work_sharing::runs(texts.len(), |i| texts[i].len());
+        let num_threads = batch_threads(num_threads, &texts).min(runs.len());
+        if num_threads <= 1 {
+            let (ids, offsets) = py
+                .detach(|| self.encode_flat(&texts, &a, &d))
                 .map_err(|e| self.err(py, e))?;
             let _paused = CollectorPaused::new(py);
-            let lists = all
-                .into_iter()
-                .map(|ids| self.to_list(py, &ids))
+            let lists = offsets
+                .iter()
+                .zip(&offsets[1..])
+                .map(|(&from, &to)| self.to_list(py, &ids[from as usize..to as usize]))
                 .collect::<PyResult<Vec<_>>>()?;
             return PyList::new(py, lists);
         }
-        // Python lists can only be built with the GIL, on this thread: it builds each text's
-        // list as soon as its ids are ready, and while the next is not, it encodes a text no
-        // thread has taken, with the GIL released. So the pool lends `num_threads - 1` workers,
-        // and a call never waits for a worker to wake: this thread alone would finish it.
-        // (Before, this thread only built lists and waited, and a batch of 200 KB in texts of
-        // 300 characters took longer on 2 threads than on one: 1.38-1.44 ms against 1.06-1.08.)
+        // Python lists can only be built with the GIL, on this thread: it builds each run's
+        // lists as soon as its ids are ready, and while the next run is not, it encodes a run
+        // no thread has taken, with the GIL released. So the pool lends `num_threads - 1`
+        // workers, and a call never waits for a worker to wake: this thread alone would finish
+        // it. (Before, this thread only built lists and waited, and a batch of 200 KB in texts
+        // of 300 characters took longer on 2 threads than on one: 1.38-1.44 ms against
+        // 1.06-1.08.)
         let helpers = pool(num_threads - 1)?;
         let _paused = CollectorPaused::new(py);
-        let indices = crate::work_sharing::Indices::new(texts.len());
-        let done: Vec<OnceLock<Result<Ids, Error>>> =
-            (0..texts.len()).map(|_| OnceLock::new()).collect();
+        let indices = crate::work_sharing::Indices::new(runs.len());
+        let done: Vec<OnceLock<Result<RunIds, Error>>> =
+            (0..runs.len()).map(|_| OnceLock::new()).collect();
         let signal = (Mutex::new(()), Condvar::new());
-        // Set, under the lock, while this thread waits for a text: only then does a worker
-        // that finishes one take the lock to wake it (not a futex call per text).
+        // Set, under the lock, while this thread waits for a run: only then does a worker that
+        // finishes one take the lock to wake it (not a futex call per run).
         let waiting = AtomicBool::new(false);
         let wake = || {
             // Against the fence in the wait below: either the worker sees `waiting`, or the
@@ -531,8 +548,8 @@ impl CoreTokenizer {
                 signal.1.notify_all();
             }
         };
-        let encode = |i: usize| {
-            let _ = done[i].set(self.encode_one(texts[i], &a, &d));
+        let encode = |r: usize| {
+            let _ = done[r].set(self.encode_run(&texts[runs[r].clone()], &a, &d));
             wake();
         };
         // Set when the workers stop, even by a panic, so the wait below cannot hang.
@@ -549,8 +566,8 @@ impl CoreTokenizer {
                 let _finish = Finish(&finished, wake);
                 let threads = crate::work_sharing::threads_here();
                 crate::work_sharing::on_each_thread(threads, |_| {
-                    while let Some(i) = indices.take() {
-                        encode(i);
+                    while let Some(r) = indices.take() {
+                        encode(r);
                     }
                 });
             });
@@ -570,15 +587,21 @@ impl CoreTokenizer {
                 let mut lists = Vec::with_capacity(texts.len());
                 for slot in &done {
                     while slot.get().is_none() {
-                        let Some(i) = indices.take() else {
-                            // A worker has this text.
+                        let Some(r) = indices.take() else {
+                            // A worker has this run.
                             wait(&|| slot.get().is_some());
                             break;
                         };
-                        py.detach(|| encode(i));
+                        py.detach(|| encode(r));
                     }
                     match slot.get() {
-                        Some(Ok(ids)) => lists.push(self.to_list(py, ids)?),
+                        Some(Ok((ids, ends))) => {
+                            let mut from = 0;
+                            for &to in ends {
+                                lists.push(self.to_list(py, &ids[from..to])?);
+                                from = to;
+                            }
+                        }
                         Some(Err(e)) => return Err(self.err(py, e.clone())),
                         None => {
                             return Err(pyo3::exceptions::PyRuntimeError::new_err(
@@ -634,9 +657,11 @@ impl CoreTokenizer {
         let batch = text::utf8_batch(&texts)?;
         let texts = batch.strs();
         on_threads(py, batch_threads(num_threads, &texts), || {
-            crate::work_sharing::map_indices(texts.len(), |i| {
-                self.enc.count(texts[i], a.as_allowed(), d.as_allowed())
-            })
+            crate::work_sharing::map_indices(
+                texts.len(),
+                |i| texts[i].len(),
+                |i| self.enc.count(texts[i], a.as_allowed(), d.as_allowed()),
+            )
         })?
         .map_err(|e| self.err(py, e))
     }

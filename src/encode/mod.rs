@@ -52,6 +52,8 @@ pub struct Specials {
     ids: Vec<u32>,
     by_id: FxHashMap<u32, usize>,
     matcher: Option<AhoCorasick>,
+    /// The distinct first bytes of the names, sorted: where none is, no special token starts.
+    first_bytes: Vec<u8>,
 }
 
 impl Specials {
@@ -77,11 +79,15 @@ impl Specials {
         }
         let names: Vec<String> = specials.iter().map(|(n, _)| n.clone()).collect();
         let matcher = special_matcher(&names)?;
+        let mut first_bytes: Vec<u8> = names.iter().filter_map(|n| n.bytes().next()).collect();
+        first_bytes.sort_unstable();
+        first_bytes.dedup();
         Ok(Specials {
             names,
             ids: specials.iter().map(|(_, id)| *id).collect(),
             by_id,
             matcher,
+            first_bytes,
         })
     }
 
@@ -118,6 +124,7 @@ impl Specials {
     ) -> Option<(usize, usize, u32)> {
         let matcher = self.matcher.as_ref()?;
         while from <= text.len() {
+            from += self.first_byte_in(text.as_bytes().get(from..)?)?;
             let input = aho_corasick::Input::new(text).range(from..);
             let m = matcher.find(input)?;
             let id = self.ids[m.pattern().as_usize()];
@@ -127,6 +134,20 @@ impl Specials {
             from = m.start() + 1;
         }
         None
+    }
+
+    /// Where the first byte of a name first is in `hay` (None: nowhere), by `memchr` when the
+    /// names start with at most three distinct bytes (OpenAI's all start with `<`); else 0.
+    /// Searching a text of 16 characters for `<|endoftext|>` took the matcher ~100 ns, more
+    /// than encoding it (tiktoken's `encode` searches every text for its specials).
+    #[inline]
+    fn first_byte_in(&self, hay: &[u8]) -> Option<usize> {
+        match self.first_bytes[..] {
+            [a] => memchr::memchr(a, hay),
+            [a, b] => memchr::memchr2(a, b, hay),
+            [a, b, c] => memchr::memchr3(a, b, c, hay),
+            _ => Some(0),
+        }
     }
 }
 

@@ -25,7 +25,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 4 {
         return Err(
-            "usage: profile_encode RANK_FILE PATTERN TEXT_FILE [ROUNDS] [encode|first]".into(),
+            "usage: profile_encode RANK_FILE PATTERN TEXT_FILE [ROUNDS] [encode|first|docs:CHARS]"
+                .into(),
         );
     }
     let tokens = tokenmill::vocab::parse_rank_file(&std::fs::read(&args[1])?)?;
@@ -48,6 +49,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let mbs = text.len() as f64 / 1e6 / best;
         writeln!(std::io::stdout(), "first pass {mbs:.0} MB/s")?;
+        return Ok(());
+    }
+    if let Some(chars) = args.get(5).and_then(|a| a.strip_prefix("docs:")) {
+        // Many short documents, one call each (a batch of titles or chat lines): the cost a
+        // call has whatever its length.
+        let chars: usize = chars.parse()?;
+        let all: Vec<char> = text.chars().collect();
+        let docs: Vec<String> = all.chunks(chars).map(|c| c.iter().collect()).collect();
+        let time = |f: &mut dyn FnMut(&str)| {
+            (0..rounds)
+                .map(|_| {
+                    let t = Instant::now();
+                    docs.iter().for_each(|d| f(d));
+                    t.elapsed().as_secs_f64() / docs.len() as f64 * 1e9
+                })
+                .fold(f64::MAX, f64::min)
+        };
+        let scan = time(&mut |d| {
+            std::hint::black_box(splitter.count(d).ok());
+        });
+        let encode = time(&mut |d| {
+            out.clear();
+            std::hint::black_box(enc.encode_ordinary(d, &mut out).ok());
+        });
+        let (none, all) = (
+            tokenmill::encode::Allowed::None,
+            tokenmill::encode::Allowed::All,
+        );
+        let checked = time(&mut |d| {
+            out.clear();
+            std::hint::black_box(enc.encode(d, none, all, &mut out).ok());
+        });
+        writeln!(
+            std::io::stdout(),
+            "{} documents of {chars} characters, ns a document: scan {scan:.1}; encode \
+             {encode:.1}; with the special-token check {checked:.1}",
+            docs.len()
+        )?;
         return Ok(());
     }
     enc.encode_ordinary(&text, &mut out)?; // warms the chunk cache

@@ -201,6 +201,27 @@ pub(super) unsafe fn avx512(block: &[u8; BLOCK]) -> Masks {
     }
 }
 
+/// `rest` (fewer than [`BLOCK`] bytes) and `pad` bytes after it, by one masked load, which
+/// reads no byte past `rest`.
+///
+/// # Safety
+/// The CPU has AVX-512F and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+pub(super) unsafe fn padded_avx512(rest: &[u8], pad: u8) -> [u8; BLOCK] {
+    use std::arch::x86_64::*;
+    let n = rest.len().min(BLOCK);
+    let keep = u64::MAX.checked_shr(64 - n as u32).unwrap_or(0);
+    // SAFETY: the load reads only the bytes of `keep`, the first `n` of `rest`.
+    let v =
+        unsafe { _mm512_mask_loadu_epi8(_mm512_set1_epi8(pad as i8), keep, rest.as_ptr().cast()) };
+    let mut w = [0u8; BLOCK];
+    // SAFETY: `w` has 64 bytes.
+    unsafe { _mm512_storeu_si512(w.as_mut_ptr().cast(), v) };
+    w
+}
+
 /// The portable version: one byte at a time from the class table.
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 pub(super) fn swar(block: &[u8; BLOCK]) -> Masks {

@@ -1209,4 +1209,49 @@ pub(crate) mod tests {
             Err(Error::UnknownTokenId { id: 299 })
         );
     }
+    /// Every special-token search finds what a plain search does (leftmost, longest of those
+    /// starting there, resuming one byte after a rejected one), whether the names start with
+    /// one, two, three or more distinct bytes (`Specials::first_byte_in`).
+    #[test]
+    fn special_search_equals_a_plain_search() {
+        let sets: [&[&str]; 4] = [
+            &["<|a|>", "<|ab|>", "<|b|>"],
+            &["<s>", "[P]", "[Px]"],
+            &["<s>", "</s>", "[P]", "{x}"],
+            &["<s>", "[P]", "{x}", "#", "xy"],
+        ];
+        let alphabet = [
+            "<", "|", "a", "b", ">", "[", "P", "]", "{", "x", "}", "#", "y", "s", "/",
+        ];
+        let mut rng = crate::encode::Rng(0x5eed_5eed);
+        for names in sets {
+            let pairs: Vec<(String, u32)> = (0..names.len())
+                .map(|k| (names[k].to_string(), 300 + k as u32))
+                .collect();
+            let specials = Specials::new(&pairs, 256).unwrap();
+            for _ in 0..3000 {
+                // Pieces of names and whole ones, so that matches are frequent.
+                let text: String = (0..rng.below(12))
+                    .map(|_| match rng.below(3) {
+                        0 => names[rng.below(names.len())],
+                        _ => alphabet[rng.below(alphabet.len())],
+                    })
+                    .collect();
+                // All accepted, or the odd ids rejected.
+                for odd in [true, false] {
+                    let accept = |id: u32| odd || id.is_multiple_of(2);
+                    let plain = (0..=text.len()).find_map(|s| {
+                        let (k, name) = names
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, n)| text[s..].starts_with(**n))
+                            .max_by_key(|(_, n)| n.len())?;
+                        accept(300 + k as u32).then_some((s, s + name.len(), 300 + k as u32))
+                    });
+                    let found = specials.find(&text, 0, accept);
+                    assert_eq!(found, plain, "{names:?} {text:?}");
+                }
+            }
+        }
+    }
 }

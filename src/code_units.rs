@@ -3,13 +3,18 @@
 //!
 //! The Python bindings use it to read a long `str` that is not all ASCII without asking
 //! CPython for its UTF-8 (`py/text.rs` says why). With AVX-512 VBMI2, 16 units at a time of
-//! any lengths (`simd`); elsewhere runs of ASCII are narrowed 16 units at a time and the rest
-//! go one by one, each unit's bytes built without a branch on their length (`utf8_word`).
+//! any lengths (`simd::to_utf8_avx512`); with AVX2, 8 at a time, packed by table-driven byte
+//! shuffles (`simd::to_utf8_avx2`); elsewhere runs of ASCII are narrowed 16 units at a time
+//! and the rest go one by one, each unit's bytes built without a branch on their length
+//! (`utf8_word`).
 //!
 //! Measured from Python (cl100k_base `encode_to_numpy` on a fresh equal `str` less on the same
 //! one, best of 30), ns a character: Japanese 4.1 -> 0.43 (scalar 2-3.5), Russian 4.5 -> 0.4
 //! (scalar 3.7), Hindi 6.1 -> 0.42 (scalar 3.4), Holmes (2-byte units, mostly ASCII) 0.26 ->
-//! 0.20. Before, converting took as long as encoding for Russian and Hindi.
+//! 0.20. Before, converting took as long as encoding for Russian and Hindi. The conversion
+//! alone (`tests::throughput`), ns a character, scalar / AVX2 / AVX-512: Russian 6.0 / 1.2 /
+//! 0.35, Japanese 5.4 / 1.1 / 0.32, Hindi 6.0 / 1.1 / 0.32, emoji (UCS-4) 1.7 / 0.4 / 0.3,
+//! Holmes 0.21 / 0.20 / 0.15.
 
 use std::mem::MaybeUninit;
 
@@ -46,11 +51,17 @@ pub fn utf8_room<T: CodeUnit>(units: usize) -> usize {
 pub fn to_utf8<T: CodeUnit>(units: &[T], out: &mut [MaybeUninit<u8>]) -> Option<usize> {
     assert!(out.len() >= utf8_room::<T>(units.len()));
     #[cfg(target_arch = "x86_64")]
-    if simd::available() {
-        // SAFETY: the CPU has the features `to_utf8_avx512` is compiled for.
-        let (i, n) = unsafe { simd::to_utf8_avx512(units, out) }?;
-        return to_utf8_scalar(units, out, i, n);
+    {
+        let (i, n) = match *simd::LEVEL {
+            // SAFETY: the CPU has the features `to_utf8_avx512` is compiled for.
+            simd::Level::Avx512 => unsafe { simd::to_utf8_avx512(units, out) }?,
+            // SAFETY: the CPU has the features `to_utf8_avx2` is compiled for.
+            simd::Level::Avx2 => unsafe { simd::to_utf8_avx2(units, out) }?,
+            simd::Level::None => (0, 0),
+        };
+        to_utf8_scalar(units, out, i, n)
     }
+    #[cfg(not(target_arch = "x86_64"))]
     to_utf8_scalar(units, out, 0, 0)
 }
 
@@ -125,13 +136,28 @@ mod simd {
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
 
-    /// Whether the CPU has what [`to_utf8_avx512`] is compiled for.
-    pub(super) fn available() -> bool {
-        std::is_x86_feature_detected!("avx512f")
+    /// The best way the CPU has.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) enum Level {
+        Avx512,
+        Avx2,
+        None,
+    }
+
+    /// The way [`super::to_utf8`] takes, found once.
+    pub(super) static LEVEL: std::sync::LazyLock<Level> = std::sync::LazyLock::new(|| {
+        if std::is_x86_feature_detected!("avx512f")
             && std::is_x86_feature_detected!("avx512bw")
             && std::is_x86_feature_detected!("avx512vbmi2")
             && std::is_x86_feature_detected!("popcnt")
-    }
+        {
+            Level::Avx512
+        } else if std::is_x86_feature_detected!("avx2") {
+            Level::Avx2
+        } else {
+            Level::None
+        }
+    });
 
     /// The 16 units from `p`, each widened to a 32-bit lane.
     ///
@@ -229,6 +255,192 @@ mod simd {
         }
         Some((i, n))
     }
+
+    /// The 8 units from `p`, each widened to a 32-bit lane.
+    ///
+    /// # Safety
+    /// 8 units can be read from `p`; the CPU has AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn lanes8<T: CodeUnit>(p: *const T) -> __m256i {
+        // SAFETY: the caller's; the loads are unaligned.
+        unsafe {
+            match std::mem::size_of::<T>() {
+                1 => _mm256_cvtepu8_epi32(_mm_loadl_epi64(p.cast())),
+                2 => _mm256_cvtepu16_epi32(_mm_loadu_si128(p.cast())),
+                _ => _mm256_loadu_si256(p.cast()),
+            }
+        }
+    }
+
+    /// The 16 units from `p` narrowed to bytes, if they are all ASCII (units of 4 bytes are
+    /// left to the 8-unit blocks).
+    ///
+    /// # Safety
+    /// 16 units can be read from `p`; the CPU has AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn ascii16<T: CodeUnit>(p: *const T) -> Option<__m128i> {
+        // SAFETY: the caller's; the loads are unaligned.
+        unsafe {
+            match std::mem::size_of::<T>() {
+                1 => {
+                    let v = _mm_loadu_si128(p.cast());
+                    (_mm_movemask_epi8(v) == 0).then_some(v)
+                }
+                2 => {
+                    let v = _mm256_loadu_si256(p.cast());
+                    let ascii = _mm256_testz_si256(v, _mm256_set1_epi16(0xFF80_u16 as i16)) != 0;
+                    // Packing works per 128-bit half: the halves' eight bytes brought together.
+                    let packed = _mm256_permute4x64_epi64::<0b1000>(_mm256_packus_epi16(v, v));
+                    ascii.then(|| _mm256_castsi256_si128(packed))
+                }
+                _ => None,
+            }
+        }
+    }
+
+    /// For four lanes' UTF-8 lengths less one, `l0 | l1 << 2 | l2 << 4 | l3 << 6`: the byte
+    /// shuffle that packs each lane's first bytes (from a 16-byte half of words built as
+    /// [`to_utf8_avx2`] builds them), and how many bytes that is.
+    static PACK: [([u8; 16], u8); 256] = {
+        let mut table = [([0x80u8; 16], 0u8); 256];
+        let mut index = 0;
+        while index < 256 {
+            let (mut n, mut lane) = (0, 0);
+            while lane < 4 {
+                let len = (index >> (2 * lane)) & 3;
+                let mut k = 0;
+                while k <= len {
+                    table[index].0[n] = (4 * lane + k) as u8;
+                    n += 1;
+                    k += 1;
+                }
+                lane += 1;
+            }
+            table[index].1 = n as u8;
+            index += 1;
+        }
+        table
+    };
+
+    /// Bits 0-3 of the index spread to bits 0, 2, 4 and 6: one lane's share of a [`PACK`]
+    /// index, from a four-lane mask.
+    const SPREAD: [u8; 16] = {
+        let mut t = [0u8; 16];
+        let mut x = 0;
+        while x < 16 {
+            t[x] = ((x & 1) | (x & 2) << 1 | (x & 4) << 2 | (x & 8) << 3) as u8;
+            x += 1;
+        }
+        t
+    };
+
+    /// [`to_utf8_avx512`] for CPUs with AVX2 only (most desktop CPUs before Intel's and AMD's
+    /// latest): 8 units at a time, each one's bytes built in its 32-bit lane the same way; the
+    /// lanes of each 128-bit half are packed by a byte shuffle from a table ([`PACK`]) indexed
+    /// by their four lengths, and stored as 16 bytes, the next half's store overwriting what
+    /// reaches past them. A block of ASCII is narrowed to 8 bytes.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn to_utf8_avx2<T: CodeUnit>(
+        units: &[T],
+        out: &mut [MaybeUninit<u8>],
+    ) -> Option<(usize, usize)> {
+        const LANES: usize = 8;
+        let set = _mm256_set1_epi32;
+        // Unsigned `x >= k` in each lane, all ones or all zeros.
+        let ge = |x: __m256i, k: i32| _mm256_cmpeq_epi32(_mm256_max_epu32(x, set(k)), x);
+        let bits = |m: __m256i| _mm256_movemask_ps(_mm256_castsi256_ps(m)) as usize;
+        let cont = |x: __m256i| _mm256_or_si256(_mm256_and_si256(x, set(0x3F)), set(0x80));
+        let or3 = |a, b, c| _mm256_or_si256(_mm256_or_si256(a, b), c);
+        // Each lane's low byte to the front of its half, then the halves' four bytes together.
+        let low_bytes = _mm256_set1_epi32(0x0C08_0400);
+        let (mut i, mut n) = (0, 0);
+        while i + LANES <= units.len() && n + 32 <= out.len() {
+            if i + 2 * LANES <= units.len() {
+                // SAFETY: `i + 16 <= units.len()`, and the CPU has AVX2.
+                if let Some(bytes) = unsafe { ascii16(units.as_ptr().add(i)) } {
+                    // SAFETY: 16 bytes from `n` are `out`'s (`n + 32 <= out.len()`).
+                    unsafe { _mm_storeu_si128(out[n..].as_mut_ptr().cast(), bytes) };
+                    (i, n) = (i + 2 * LANES, n + 2 * LANES);
+                    continue;
+                }
+            }
+            // SAFETY: `i + 8 <= units.len()`, and the CPU has AVX2.
+            let c = unsafe { lanes8(units.as_ptr().add(i)) };
+            // The stores below write at most 32 bytes from here: `n + 32 <= out.len()`.
+            let to = out[n..].as_mut_ptr();
+            let ge80 = ge(c, 0x80);
+            if _mm256_testz_si256(ge80, ge80) != 0 {
+                let packed = _mm256_permutevar8x32_epi32(
+                    _mm256_shuffle_epi8(c, low_bytes),
+                    _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0),
+                );
+                // SAFETY: 8 bytes from `to` are `out`'s.
+                unsafe { _mm_storel_epi64(to.cast(), _mm256_castsi256_si128(packed)) };
+                (i, n) = (i + LANES, n + LANES);
+                continue;
+            }
+            let c0 = cont(c);
+            let two = or3(
+                _mm256_srli_epi32::<6>(c),
+                set(0xC0),
+                _mm256_slli_epi32::<8>(c0),
+            );
+            let mut word = _mm256_blendv_epi8(c, two, ge80);
+            let mut index = [SPREAD[bits(ge80) & 15], SPREAD[bits(ge80) >> 4]];
+            if T::MOST_BYTES >= 3 {
+                let surrogate = _mm256_cmpeq_epi32(
+                    _mm256_and_si256(c, set(0xFFFF_F800_u32 as i32)),
+                    set(0xD800),
+                );
+                let past = ge(c, 0x110000);
+                let bad = _mm256_or_si256(surrogate, past);
+                if _mm256_testz_si256(bad, bad) == 0 {
+                    return None;
+                }
+                let c1 = cont(_mm256_srli_epi32::<6>(c));
+                let ge800 = ge(c, 0x800);
+                let three = or3(
+                    _mm256_srli_epi32::<12>(c),
+                    set(0xE0),
+                    _mm256_or_si256(_mm256_slli_epi32::<8>(c1), _mm256_slli_epi32::<16>(c0)),
+                );
+                word = _mm256_blendv_epi8(word, three, ge800);
+                index[0] += SPREAD[bits(ge800) & 15];
+                index[1] += SPREAD[bits(ge800) >> 4];
+                if T::MOST_BYTES >= 4 {
+                    let ge10000 = ge(c, 0x10000);
+                    let c2 = cont(_mm256_srli_epi32::<12>(c));
+                    let four = or3(
+                        _mm256_or_si256(_mm256_srli_epi32::<18>(c), set(0xF0)),
+                        _mm256_slli_epi32::<8>(c2),
+                        _mm256_or_si256(_mm256_slli_epi32::<16>(c1), _mm256_slli_epi32::<24>(c0)),
+                    );
+                    word = _mm256_blendv_epi8(word, four, ge10000);
+                    index[0] += SPREAD[bits(ge10000) & 15];
+                    index[1] += SPREAD[bits(ge10000) >> 4];
+                }
+            }
+            let halves = [
+                _mm256_castsi256_si128(word),
+                _mm256_extracti128_si256::<1>(word),
+            ];
+            for (half, index) in halves.into_iter().zip(index) {
+                let (shuffle, len) = &PACK[usize::from(index)];
+                let packed = _mm_shuffle_epi8(half, _mm_loadu_si128(shuffle.as_ptr().cast()));
+                // SAFETY: 16 bytes from `n` are `out`'s: this half's bytes start at most 16
+                // past where this block's do, and 32 bytes from there are (checked above).
+                unsafe { _mm_storeu_si128(out[n..].as_mut_ptr().cast(), packed) };
+                n += usize::from(*len);
+            }
+            i += LANES;
+        }
+        Some((i, n))
+    }
 }
 
 #[cfg(test)]
@@ -236,18 +448,25 @@ mod tests {
     use super::*;
 
     /// `to_utf8` of `units`, checked against the standard library's encoding of the same code
-    /// points (`None` when one is not a `char`).
-    /// `to_utf8` of `units`, checked against the standard library's encoding of the same code
     /// points (`None` when one is not a `char`), and so the scalar way alone (the only way on
-    /// a CPU without AVX-512 VBMI2).
+    /// a CPU without AVX2) and the AVX2 way (the way on one without AVX-512 VBMI2).
     fn check<T: CodeUnit>(units: &[T]) {
         let want: Option<String> = units.iter().map(|&u| char::from_u32(u.into())).collect();
         let want = want.map(String::into_bytes);
         let scalar = |u: &[T], o: &mut [MaybeUninit<u8>]| to_utf8_scalar(u, o, 0, 0);
-        for (way, convert) in [
+        let mut ways = vec![
             ("to_utf8", to_utf8 as fn(&[T], &mut _) -> _),
             ("scalar", scalar),
-        ] {
+        ];
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            ways.push(("avx2", |u, o| {
+                // SAFETY: the CPU has AVX2.
+                let (i, n) = unsafe { simd::to_utf8_avx2(u, o) }?;
+                to_utf8_scalar(u, o, i, n)
+            }));
+        }
+        for (way, convert) in ways {
             // Room exactly as asked, and no more: the worst case must fit.
             let mut out = vec![MaybeUninit::new(0xAA); utf8_room::<T>(units.len())];
             // SAFETY: every byte of `out` was written (0xAA, or by `convert` before `n`).
@@ -371,5 +590,68 @@ mod tests {
                 check(&v);
             }
         }
+    }
+    /// ns a character for each way, on the shared corpora in the narrowest kind that holds
+    /// them (run with `--ignored --nocapture`). Interleaved rounds, best kept: the machine is
+    /// noisy.
+    #[test]
+    #[ignore]
+    fn throughput() {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+        let files = ["holmes.txt", "multilingual/ru.txt", "multilingual/ja.txt"];
+        let files = files
+            .iter()
+            .chain(&["multilingual/hi.txt", "multilingual/emoji.txt"]);
+        for file in files {
+            let Ok(text) = std::fs::read_to_string(data.join(file)) else {
+                continue;
+            };
+            let cps: Vec<u32> = text.chars().map(u32::from).collect();
+            let best = match cps.iter().copied().max().unwrap_or(0) {
+                0..0x100 => time_ways(&cps.iter().map(|&c| c as u8).collect::<Vec<_>>()),
+                0x100..0x10000 => time_ways(&cps.iter().map(|&c| c as u16).collect::<Vec<_>>()),
+                _ => time_ways(&cps),
+            };
+            let line: Vec<String> = best
+                .iter()
+                .map(|(name, t)| format!("{name} {:.2}", t / cps.len() as f64 * 1e9))
+                .collect();
+            println!("{file:<24} ns a character: {}", line.join(", "));
+        }
+    }
+
+    /// Each way's best time over `units`, of 30 rounds.
+    fn time_ways<T: CodeUnit>(units: &[T]) -> Vec<(&'static str, f64)> {
+        let mut out = vec![MaybeUninit::new(0u8); utf8_room::<T>(units.len())];
+        type Way<T> = fn(&[T], &mut [MaybeUninit<u8>]) -> Option<usize>;
+        let mut ways: Vec<(&str, Way<T>)> = vec![("scalar", |u, o| to_utf8_scalar(u, o, 0, 0))];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") {
+                ways.push(("avx2", |u, o| {
+                    // SAFETY: the CPU has AVX2.
+                    let (i, n) = unsafe { simd::to_utf8_avx2(u, o) }?;
+                    to_utf8_scalar(u, o, i, n)
+                }));
+            }
+            if *simd::LEVEL == simd::Level::Avx512 {
+                ways.push(("avx512", |u, o| {
+                    // SAFETY: the CPU has what `to_utf8_avx512` needs.
+                    let (i, n) = unsafe { simd::to_utf8_avx512(u, o) }?;
+                    to_utf8_scalar(u, o, i, n)
+                }));
+            }
+        }
+        let mut best = vec![f64::INFINITY; ways.len()];
+        let mut sizes = Vec::new();
+        for _ in 0..30 {
+            for (k, (_, way)) in ways.iter().enumerate() {
+                let t0 = std::time::Instant::now();
+                sizes.push(way(units, &mut out));
+                best[k] = best[k].min(t0.elapsed().as_secs_f64());
+            }
+        }
+        assert!(sizes.windows(2).all(|w| w[0] == w[1] && w[0].is_some()));
+        ways.iter().map(|(name, _)| *name).zip(best).collect()
     }
 }

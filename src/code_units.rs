@@ -136,6 +136,28 @@ mod simd {
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
 
+    /// The UTF-8 of each 32-bit lane's code point, first byte lowest (as `utf8_word` builds
+    /// it), at two, three and four bytes: `(two, three, four)`; the lengths a caller does not
+    /// use are not computed once inlined. `$set` makes a vector of one `i32`, `$and`, `$or`,
+    /// `$srli` and `$slli` are the intrinsics of that width.
+    macro_rules! utf8_words {
+        ($c:expr, $set:ident, $and:ident, $or:ident, $srli:ident, $slli:ident) => {{
+            let c = $c;
+            let cont = |x| $or($and(x, $set(0x3F)), $set(0x80));
+            let (c0, c1, c2) = (cont(c), cont($srli::<6>(c)), cont($srli::<12>(c)));
+            let two = $or($or($srli::<6>(c), $set(0xC0)), $slli::<8>(c0));
+            let three = $or(
+                $or($srli::<12>(c), $set(0xE0)),
+                $or($slli::<8>(c1), $slli::<16>(c0)),
+            );
+            let four = $or(
+                $or($or($srli::<18>(c), $set(0xF0)), $slli::<8>(c2)),
+                $or($slli::<16>(c1), $slli::<24>(c0)),
+            );
+            (two, three, four)
+        }};
+    }
+
     /// The best way the CPU has.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub(super) enum Level {
@@ -195,8 +217,6 @@ mod simd {
     ) -> Option<(usize, usize)> {
         const LANES: usize = 16;
         let set = _mm512_set1_epi32;
-        let cont = |x: __m512i| _mm512_or_si512(_mm512_and_si512(x, set(0x3F)), set(0x80));
-        let or3 = |a, b, c| _mm512_or_si512(_mm512_or_si512(a, b), c);
         let (mut i, mut n) = (0, 0);
         while i + LANES <= units.len() && n + 64 <= out.len() {
             // SAFETY: `i + 16 <= units.len()`, and the CPU has AVX-512F.
@@ -210,11 +230,13 @@ mod simd {
                 (i, n) = (i + LANES, n + LANES);
                 continue;
             }
-            let c0 = cont(c);
-            let two = or3(
-                _mm512_srli_epi32::<6>(c),
-                set(0xC0),
-                _mm512_slli_epi32::<8>(c0),
+            let (two, three, four) = utf8_words!(
+                c,
+                set,
+                _mm512_and_si512,
+                _mm512_or_si512,
+                _mm512_srli_epi32,
+                _mm512_slli_epi32
             );
             let mut word = _mm512_mask_mov_epi32(c, ge80, two);
             let mut keep = _mm512_mask_mov_epi32(set(0xFF), ge80, set(0xFFFF));
@@ -226,23 +248,11 @@ mod simd {
                 if surrogate | _mm512_cmpgt_epu32_mask(c, set(0x10FFFF)) != 0 {
                     return None;
                 }
-                let c1 = cont(_mm512_srli_epi32::<6>(c));
                 let ge800 = _mm512_cmpge_epu32_mask(c, set(0x800));
-                let three = or3(
-                    _mm512_srli_epi32::<12>(c),
-                    set(0xE0),
-                    _mm512_or_si512(_mm512_slli_epi32::<8>(c1), _mm512_slli_epi32::<16>(c0)),
-                );
                 word = _mm512_mask_mov_epi32(word, ge800, three);
                 keep = _mm512_mask_mov_epi32(keep, ge800, set(0xFF_FFFF));
                 if T::MOST_BYTES >= 4 {
                     let ge10000 = _mm512_cmpge_epu32_mask(c, set(0x10000));
-                    let c2 = cont(_mm512_srli_epi32::<12>(c));
-                    let four = or3(
-                        _mm512_or_si512(_mm512_srli_epi32::<18>(c), set(0xF0)),
-                        _mm512_slli_epi32::<8>(c2),
-                        _mm512_or_si512(_mm512_slli_epi32::<16>(c1), _mm512_slli_epi32::<24>(c0)),
-                    );
                     word = _mm512_mask_mov_epi32(word, ge10000, four);
                     keep = _mm512_mask_mov_epi32(keep, ge10000, set(-1));
                 }
@@ -354,8 +364,6 @@ mod simd {
         // Unsigned `x >= k` in each lane, all ones or all zeros.
         let ge = |x: __m256i, k: i32| _mm256_cmpeq_epi32(_mm256_max_epu32(x, set(k)), x);
         let bits = |m: __m256i| _mm256_movemask_ps(_mm256_castsi256_ps(m)) as usize;
-        let cont = |x: __m256i| _mm256_or_si256(_mm256_and_si256(x, set(0x3F)), set(0x80));
-        let or3 = |a, b, c| _mm256_or_si256(_mm256_or_si256(a, b), c);
         // Each lane's low byte to the front of its half, then the halves' four bytes together.
         let low_bytes = _mm256_set1_epi32(0x0C08_0400);
         let (mut i, mut n) = (0, 0);
@@ -384,11 +392,13 @@ mod simd {
                 (i, n) = (i + LANES, n + LANES);
                 continue;
             }
-            let c0 = cont(c);
-            let two = or3(
-                _mm256_srli_epi32::<6>(c),
-                set(0xC0),
-                _mm256_slli_epi32::<8>(c0),
+            let (two, three, four) = utf8_words!(
+                c,
+                set,
+                _mm256_and_si256,
+                _mm256_or_si256,
+                _mm256_srli_epi32,
+                _mm256_slli_epi32
             );
             let mut word = _mm256_blendv_epi8(c, two, ge80);
             let mut index = [SPREAD[bits(ge80) & 15], SPREAD[bits(ge80) >> 4]];
@@ -402,24 +412,12 @@ mod simd {
                 if _mm256_testz_si256(bad, bad) == 0 {
                     return None;
                 }
-                let c1 = cont(_mm256_srli_epi32::<6>(c));
                 let ge800 = ge(c, 0x800);
-                let three = or3(
-                    _mm256_srli_epi32::<12>(c),
-                    set(0xE0),
-                    _mm256_or_si256(_mm256_slli_epi32::<8>(c1), _mm256_slli_epi32::<16>(c0)),
-                );
                 word = _mm256_blendv_epi8(word, three, ge800);
                 index[0] += SPREAD[bits(ge800) & 15];
                 index[1] += SPREAD[bits(ge800) >> 4];
                 if T::MOST_BYTES >= 4 {
                     let ge10000 = ge(c, 0x10000);
-                    let c2 = cont(_mm256_srli_epi32::<12>(c));
-                    let four = or3(
-                        _mm256_or_si256(_mm256_srli_epi32::<18>(c), set(0xF0)),
-                        _mm256_slli_epi32::<8>(c2),
-                        _mm256_or_si256(_mm256_slli_epi32::<16>(c1), _mm256_slli_epi32::<24>(c0)),
-                    );
                     word = _mm256_blendv_epi8(word, four, ge10000);
                     index[0] += SPREAD[bits(ge10000) & 15];
                     index[1] += SPREAD[bits(ge10000) >> 4];

@@ -32,18 +32,6 @@ pub fn key_of(chunk: &[u8]) -> Option<u128> {
     Some(with_len(lo as u128 | (hi as u128) << 64, n))
 }
 
-/// The key of the chunk `text[start..end]`: one 16-byte load from `text` where 16 bytes follow
-/// the chunk's start (all but the last few chunks), else [`key_of`]. None for a chunk that is
-/// empty, longer than `MAX_KEY` or not inside `text`.
-#[inline(always)]
-pub fn key_at(text: &[u8], start: usize, end: usize) -> Option<u128> {
-    let n = end.wrapping_sub(start);
-    match text.get(start..).and_then(|t| t.first_chunk::<16>()) {
-        Some(w) if n.wrapping_sub(1) < MAX_KEY => Some(key_in(u128::from_le_bytes(*w), n)),
-        _ => text.get(start..end).and_then(key_of),
-    }
-}
-
 /// What stands for the key of a chunk that has none (empty, or longer than `MAX_KEY`): its
 /// length byte (255) is no chunk's, and it is neither 0, the empty-slot marker, so a lookup
 /// that compares it with a slot's key finds nothing with no test of its own.
@@ -96,16 +84,7 @@ mod tests {
 
     #[test]
     fn keys_are_unique_and_loaded_alike() {
-        // The 16-byte load of `key_at` gives `key_of`'s key for every chunk of a text, also
-        // near its end, where it falls back; none for a chunk not inside the text.
         let text: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(97) | 1).collect();
-        for a in 0..text.len() {
-            for b in a..=text.len().min(a + 17) {
-                assert_eq!(key_at(&text, a, b), key_of(&text[a..b]), "{a}..{b}");
-            }
-        }
-        assert_eq!(key_at(&text[..8], 20, 25), None);
-        assert_eq!(key_at(&text[..8], 6, 9), None);
         // `key_in` on any 16 bytes read from a chunk's start: the key, or `NO_KEY` with none.
         let word = u128::from_le_bytes(text[3..19].try_into().unwrap());
         for n in 0..40 {

@@ -435,11 +435,7 @@ fn scan<S: Scanner>(
                 // the compiler knows the masks `wide` fills are empty, and drops what
                 // they add to the rules (measured: 7% of the scanner's time on code).
                 let (s, run) = if S::WIDE && m.hi != 0 {
-                    if S::CASED {
-                        blocks::wide_cased(w, &mut m, isa.leads(w));
-                    } else {
-                        isa.wide(w, &mut m);
-                    }
+                    classify_wide::<S>(isa, w, &mut m);
                     block_step::<S>(isa, b, i, &m, sink)
                 } else {
                     block_step::<S>(isa, b, i, &m, sink)
@@ -475,6 +471,18 @@ fn scan<S: Scanner>(
         i = end;
     }
     Ok(())
+}
+
+/// The non-ASCII characters of block `w` classified into its masks `m`, as a `WIDE`
+/// scanner's classes need: by case for o200k ([`blocks::wide_cased`]), else not
+/// ([`blocks::wide`]).
+#[inline(always)]
+fn classify_wide<S: Scanner>(isa: impl isa::Isa, w: &[u8; blocks::BLOCK], m: &mut blocks::Masks) {
+    if S::CASED {
+        blocks::wide_cased(w, m, isa.leads(w));
+    } else {
+        isa.wide(w, m);
+    }
 }
 
 /// Whether the block `w` takes the block path: blocks whose head the scanner cannot classify
@@ -520,11 +528,7 @@ fn tail_step<S: Scanner>(
     }
     let mut m = isa.masks(&w);
     if S::WIDE && m.hi != 0 {
-        if S::CASED {
-            blocks::wide_cased(&w, &mut m, isa.leads(&w));
-        } else {
-            isa.wide(&w, &mut m);
-        }
+        classify_wide::<S>(isa, &w, &mut m);
     }
     // The starts inside the text; bit 0 is `i`.
     let starts = S::block(&w, 0, &m) & !1 & ((1u64 << rest.len()) - 1);

@@ -11,8 +11,8 @@
 //!     ../shared/data/holmes.txt [rounds] [encode]
 //! ```
 //!
-//! With `encode` after the rounds it times only the warm encode, with `first` only the first
-//! passes, for `perf record`.
+//! With `encode` after the rounds it times only the warm encode, with `scan` only the scanner,
+//! with `first` only the first passes, for `perf record`.
 //!
 //! It also prints how much of the process's memory is on transparent huge pages (the chunk
 //! cache asks for them; see `src/pages.rs`).
@@ -25,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 4 {
         return Err(
-            "usage: profile_encode RANK_FILE PATTERN TEXT_FILE [ROUNDS] [encode|first|docs:CHARS]"
+            "usage: profile_encode RANK_FILE PATTERN TEXT_FILE [ROUNDS] [encode|scan|first|docs:CHARS]"
                 .into(),
         );
     }
@@ -101,6 +101,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
             .fold(f64::MAX, f64::min)
     };
+    let scan = best(&mut || {
+        std::hint::black_box(splitter.count(&text).ok());
+    });
+    if args.get(5).is_some_and(|a| a == "scan") {
+        // Only the scanner (for `perf record`).
+        writeln!(
+            std::io::stdout(),
+            "scan {:.0} MB/s",
+            text.len() as f64 / 1e6 / scan
+        )?;
+        return Ok(());
+    }
     let encode = best(&mut || {
         out.clear();
         std::hint::black_box(enc.encode_ordinary(&text, &mut out).ok());
@@ -114,9 +126,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         return Ok(());
     }
-    let scan = best(&mut || {
-        std::hint::black_box(splitter.count(&text).ok());
-    });
     // tiktoken's `encode` default: every special token disallowed, so the text is searched
     // for them first.
     let checked = best(&mut || {

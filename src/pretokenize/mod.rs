@@ -566,8 +566,9 @@ fn block_step<S: Scanner>(
 
 /// End of the run of letters (gpt2's and cl100k's `\p{L}++`) that starts `f` bytes into the
 /// block at `i`, whose masks (with [`blocks::wide`]) are `m`: the first byte after it that is
-/// not a letter, block by block; where that is a character the masks leave unclassified (or
-/// the text has less than a block left), per character from there.
+/// not a letter, block by block; where that is a character the masks leave unclassified
+/// before the block's last three bytes (or the text has less than a block left), per
+/// character from there.
 #[inline(always)]
 fn letter_run_end(
     isa: impl isa::Isa,
@@ -580,14 +581,22 @@ fn letter_run_end(
     loop {
         let stop = !m.letter() & (u64::MAX << from);
         if stop != 0 {
-            let k = stop.trailing_zeros();
+            let k = stop.trailing_zeros() as usize;
             if m.hi >> k & 1 == 0 {
-                return i + k as usize;
+                return i + k;
             }
-            return classes::run_swar(b, i + k as usize, classes::L, classes::letter_lanes);
+            if k + 3 < blocks::BLOCK {
+                return classes::run_swar(b, i + k, classes::L, classes::letter_lanes);
+            }
+            // An unclassified character in the block's last three bytes, as a rule one the
+            // block cuts (so in two of three runs of CJK letters that cross a block's end):
+            // the next block starts with it, where going per character from it took the
+            // rest of the run per character.
+            i += k;
+        } else {
+            // Letters to the block's end, and its last character ends in it.
+            i += blocks::BLOCK;
         }
-        // Letters to the block's end, and its last character ends in it.
-        i += blocks::BLOCK;
         let Some(w) = b
             .get(i..)
             .and_then(|r| r.first_chunk::<{ blocks::BLOCK }>())
@@ -865,6 +874,34 @@ mod tests {
             assert_eq!(blocks, per_char, "cl100k {text:?}");
             let (blocks, per_char) = both_paths::<o200k::O200k>(&text);
             assert_eq!(blocks, per_char, "o200k {text:?}");
+        }
+    }
+
+    /// The same on runs of letters of three bytes (CJK) long enough to cross blocks, where a
+    /// block's end cuts a character in two of three places (`letter_run_end`), between
+    /// punctuation, spaces and numbers.
+    #[test]
+    fn block_path_equals_per_character_path_on_long_letter_runs() {
+        let letters = ["中", "の", "ー", "東", "한", "ア", "a", "é"];
+        let between = ["、", "。", " ", "\n", "1", "「", "\u{3000}", " a"];
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        for _ in 0..3_000 {
+            let mut text = String::new();
+            while text.len() < 400 {
+                for _ in 0..next() % 70 {
+                    // CJK, but one in eight a letter of one or two bytes.
+                    let k = match next() % 8 {
+                        0 => 6 + next() % 2,
+                        _ => next() % 6,
+                    };
+                    text += letters[k as usize];
+                }
+                text += between[(next() % between.len() as u64) as usize];
+            }
+            let (blocks, per_char) = both_paths::<gpt2::Gpt2>(&text);
+            assert_eq!(blocks, per_char, "gpt2 {text:?}");
+            let (blocks, per_char) = both_paths::<cl100k::Cl100k>(&text);
+            assert_eq!(blocks, per_char, "cl100k {text:?}");
         }
     }
 

@@ -104,6 +104,35 @@ pub(super) static HOT_PAGES: [[u8; 64]; 2] = {
     t
 };
 
+/// A bit table of the code points of two bytes in UTF-8 (U+0080 to U+07FF) whose class bits
+/// under `mask` are `want`: bit `cp & 7` of byte `cp >> 3` (the first 16 bytes, ASCII, are
+/// empty).
+const fn two_byte_table(mask: u8, want: u8) -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut cp = 0x80;
+    while cp < 0x800 {
+        if BLOCKS[block_entry(cp)] & mask == want {
+            t[cp as usize >> 3] |= 1 << (cp & 7);
+        }
+        cp += 1;
+    }
+    t
+}
+
+/// The two-byte letters, and others ([`blocks::wide`](super::blocks::wide)).
+pub(super) static TWO_BYTE: [[u8; 256]; 2] = [two_byte_table(L, L), two_byte_table(OTHER, OTHER)];
+
+/// The classes o200k's block path takes ([`blocks::wide_cased`](super::blocks::wide_cased)).
+const CASED: u8 = UP | LO | M | N | WS | OTHER;
+
+/// The two-byte letters only upper-ish, only lower-ish, and the others that are not marks
+/// ([`blocks::wide_cased`](super::blocks::wide_cased)).
+pub(super) static TWO_BYTE_CASED: [[u8; 256]; 3] = [
+    two_byte_table(CASED, UP),
+    two_byte_table(CASED, LO),
+    two_byte_table(CASED, OTHER),
+];
+
 /// Class bits of a code point below U+10000 (others wrap).
 #[inline(always)]
 pub(super) fn class_bmp(cp: usize) -> u8 {

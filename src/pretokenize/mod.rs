@@ -479,7 +479,7 @@ fn scan<S: Scanner>(
 #[inline(always)]
 fn classify_wide<S: Scanner>(isa: impl isa::Isa, w: &[u8; blocks::BLOCK], m: &mut blocks::Masks) {
     if S::CASED {
-        blocks::wide_cased(w, m, isa.leads(w));
+        isa.wide_cased(w, m);
     } else {
         isa.wide(w, m);
     }
@@ -848,7 +848,8 @@ mod tests {
         let wide = [
             "é", "ſ", "\u{a0}", "\u{301}", "中", "\u{85}", "\u{2028}", "Ⅻ", "٣", "、", "。", "「",
             "東", "の", "\u{3000}", "０", "😀", "𝐀", "Ж", "«", "—", "\u{93f}", "न", "한",
-            "\u{e31}", "K", "É", "ǅ", "ʰ", "ω", "ß",
+            "\u{e31}", "K", "É", "ǅ", "ʰ", "ω", "ß", "ب", "ـ", "ש", "\u{5b4}", "׳", "ա", "Ա", "ς",
+            "¿", "\u{7ff}",
         ];
         let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
         for round in 0..60_000 {

@@ -366,62 +366,71 @@ pub(super) fn wide(
 }
 
 /// [`wide`] for o200k, whose letter classes depend on case: a letter that is only upper-ish
-/// (`Lu`, `Lt`) goes to `up`, one only lower-ish (`Ll`) to `lo`, an other that is not a mark
-/// to `other()`. The first character in both classes (`Lm`, `Lo`, marks: o200k's words
-/// backtrack over them), number or whitespace stops it; it and all after it stay in `hi`.
-/// So Latin, Greek and Cyrillic text takes the block path; CJK, Indic and Arabic letters
-/// (`Lo`) still go per character.
+/// (`Lu`, `Lt`) goes to `up`, one only lower-ish (`Ll`) to `lo`, one in both classes (`Lm`,
+/// `Lo`) to both `up` and `lo`, and so does a mark (also in both) in a run of marks right
+/// after a letter, where it joins the letter's word as a `Lo` letter would; an other that is
+/// not a mark goes to `other()`. The first character it cannot class (a number, whitespace, a
+/// mark after anything but a letter, a character that does not end in the block) stops it;
+/// it and all after it stay in `hi`.
 ///
 /// `two` classes the characters of two bytes whose leads it is given (the leads of the
-/// upper-ish, of the lower-ish and of the others, as above), or returns zeros (then they are
-/// read one by one, as those of three and four bytes are).
+/// upper-ish, lower-ish, other, `Lm`/`Lo` and mark characters, as in `TWO_BYTE_CASED`), or
+/// returns zeros (then they are read one by one, as those of three and four bytes are).
 #[inline(always)]
 pub(super) fn wide_cased(
     block: &[u8; BLOCK],
     m: &mut Masks,
     leads: Leads,
-    two: impl FnOnce(&[u8; BLOCK], u64) -> [u64; 3],
+    two: impl FnOnce(&[u8; BLOCK], u64) -> [u64; 5],
 ) {
     let leads2 = leads.from_c0 & !leads.from_e0 & (u64::MAX >> 1);
-    let [up2, lo2, other2] = match leads2 {
-        0 => [0; 3],
+    let [up2, lo2, other2, both2, mark2] = match leads2 {
+        0 => [0; 5],
         _ => two(block, leads2),
     };
     let (mut up, mut lo, mut other) = (up2 * 0b11, lo2 * 0b11, other2 * 0b11);
+    let (mut both, mut mark) = (both2 * 0b11, mark2 * 0b11);
     // The other characters one by one, up to the first it does not take: from there on,
     // nothing is classed.
-    let mut rest = leads.from_c0 & !(up2 | lo2 | other2);
+    let mut rest = leads.from_c0 & !(up2 | lo2 | other2 | both2 | mark2);
     let mut end = BLOCK;
     while rest != 0 {
         let p = rest.trailing_zeros() as usize;
         rest &= rest - 1;
         let (class, len) = class_multi(block, p, block[p]);
         let bits = ((1u64 << len) - 1) << p;
-        match class & (UP | LO | M | N | WS | OTHER) {
+        let class = class & (UP | LO | M | N | WS | OTHER);
+        match class {
             _ if p + len > BLOCK => {}
-            UP => {
-                up |= bits;
-                continue;
+            UP => up |= bits,
+            LO => lo |= bits,
+            OTHER => other |= bits,
+            _ if class == UP | LO => both |= bits,
+            _ if class == UP | LO | M | OTHER => mark |= bits,
+            _ => {
+                end = p;
+                break;
             }
-            LO => {
-                lo |= bits;
-                continue;
-            }
-            OTHER => {
-                other |= bits;
-                continue;
-            }
-            _ => {}
         }
-        end = p;
-        break;
+    }
+    // The runs of marks right after a letter's last byte: the addition clears each run that
+    // starts there (and carries past it).
+    if mark != 0 {
+        let letters = m.up | m.lo | up | lo | both;
+        let joined = mark & !mark.wrapping_add(mark & prev(letters));
+        let stray = mark & !joined;
+        if stray != 0 {
+            end = end.min(stray.trailing_zeros() as usize);
+        }
+        both |= joined;
     }
     let before = u64::MAX.checked_shr((BLOCK - end) as u32).unwrap_or(0);
+    let both = both & before;
     let (up, lo, other) = (up & before, lo & before, other & before);
-    m.up |= up;
-    m.lo |= lo;
-    m.hi &= !(up | lo | other);
-    m.cont = (up | lo | other) & !leads.from_c0;
+    m.up |= up | both;
+    m.lo |= lo | both;
+    m.hi &= !(up | lo | other | both);
+    m.cont = (up | lo | other | both) & !leads.from_c0;
 }
 
 /// The characters whose leads are `leads` (each of a character that ends in the block): the
@@ -605,9 +614,11 @@ pub(super) unsafe fn wide_cased_avx512(block: &[u8; BLOCK], m: &mut Masks, vbmi:
     wide_cased(block, m, leads_avx512(block), |block, leads| {
         if vbmi {
             // SAFETY: the caller's promise.
-            return unsafe { two_vbmi(block, leads, &TWO_BYTE_CASED) };
+            let [p0, p1, p2] = unsafe { two_vbmi(block, leads, &TWO_BYTE_CASED) };
+            // The planes' codes (see `TWO_BYTE_CASED`).
+            return [p0 & !p1 & !p2, p1 & !p0, p2 & !p0, p0 & p1, p0 & p2];
         }
-        [0; 3]
+        [0; 5]
     });
 }
 
@@ -644,24 +655,25 @@ pub(super) fn ascii_head(block: &[u8; BLOCK]) -> bool {
     u128::from_le_bytes(head) & 0x8080_8080_8080_8080_8080_8080_8080_8080 == 0
 }
 
-/// Whether the first 16 bytes of `block` have no byte from 0xD7 up but 0xE2: the test
-/// [`wide_cased`]'s blocks must pass. Those bytes lead the scripts whose letters are `Lo`
-/// (Hebrew, Arabic, Indic, Thai, CJK, Hangul), which stop it at once: o200k Japanese went
-/// from 70 to 87 ns a chunk when they tried the block path every 16 bytes. 0xE2 leads the
-/// quotes, dashes and symbols of Latin, Greek and Cyrillic text.
+/// Whether the first 16 bytes of `block` have no byte from 0xE0 up but 0xE2: the test
+/// [`wide_cased`]'s blocks must pass. Those bytes lead the characters of three and four bytes
+/// (Indic, Thai, CJK, Hangul), which it classes one by one: o200k Japanese went from 70 to 87
+/// ns a chunk when they tried the block path every 16 bytes. 0xE2 leads the quotes, dashes
+/// and symbols of Latin, Greek and Cyrillic text. (Hebrew and Arabic, of two bytes, pass
+/// since their `Lo` letters are classed.)
 #[inline(always)]
 pub(super) fn cased_head(block: &[u8; BLOCK]) -> bool {
     const ONES: u128 = u128::MAX / 0xFF;
     const HI: u128 = ONES * 0x80;
     const LOW7: u128 = ONES * 0x7F;
     let w = u128::from_le_bytes(block.first_chunk::<16>().copied().unwrap_or_default());
-    // Bytes >= 0xD7: the high bit, and the low seven bits >= 0x57 (no sum carries out of its
-    // byte: at most 0x7F + 0x29).
-    let from_d7 = ((w & LOW7) + ONES * 0x29) & w & HI;
+    // Bytes >= 0xE0: the high bit, and the low seven bits >= 0x60 (no sum carries out of its
+    // byte: at most 0x7F + 0x20).
+    let from_e0 = ((w & LOW7) + ONES * 0x20) & w & HI;
     // Bytes that are 0xE2: not non-zero after the XOR.
     let x = w ^ (ONES * 0xE2);
     let e2 = !(((x & LOW7) + LOW7) | x) & HI;
-    from_d7 & !e2 == 0
+    from_e0 & !e2 == 0
 }
 
 /// Bit `k` set iff byte `k - 1` is in `set` (the class of the previous byte; nothing before
@@ -967,15 +979,18 @@ mod tests {
             let leads = leads_swar(&block);
             let two = leads.from_c0 & !leads.from_e0 & (u64::MAX >> 1);
             let (letter, other) = one_by_one(&block, two);
-            // o200k's: only upper-ish, only lower-ish, others but marks.
+            // o200k's planes: only upper-ish, `Lm`/`Lo` or marks; only lower-ish or
+            // `Lm`/`Lo`; others but marks, or marks.
             let mut cased = [0u64; 3];
             for p in (0..BLOCK).filter(|&p| two >> p & 1 == 1) {
                 let cp = u32::from(block[p] & 0x1F) << 6 | u32::from(block[p + 1] & 0x3F);
                 let class = class_of(cp);
                 assert_eq!(letter >> p & 1 == 1, class & L != 0, "{cp:#x}");
                 assert_eq!(other >> p & 1 == 1, class & OTHER != 0, "{cp:#x}");
-                for (k, want) in [UP, LO, OTHER].into_iter().enumerate() {
-                    if class & (UP | LO | M | N | WS | OTHER) == want {
+                let (mark, both) = (UP | LO | M | OTHER, UP | LO);
+                let planes = [[UP, both, mark], [LO, both, 0xFF], [OTHER, mark, 0xFF]];
+                for (k, kinds) in planes.into_iter().enumerate() {
+                    if kinds.contains(&(class & (UP | LO | M | N | WS | OTHER))) {
                         cased[k] |= 1 << p;
                     }
                 }
@@ -1006,7 +1021,7 @@ mod tests {
             for pos in 0..20 {
                 let mut block = [b'a'; BLOCK];
                 block[pos] = c;
-                let want = pos >= 16 || c < 0xD7 || c == 0xE2;
+                let want = pos >= 16 || c < 0xE0 || c == 0xE2;
                 assert_eq!(cased_head(&block), want, "byte {c:#x} at {pos}");
             }
         }

@@ -125,13 +125,27 @@ pub(super) static TWO_BYTE: [[u8; 256]; 2] = [two_byte_table(L, L), two_byte_tab
 /// The classes o200k's block path takes ([`blocks::wide_cased`](super::blocks::wide_cased)).
 const CASED: u8 = UP | LO | M | N | WS | OTHER;
 
-/// The two-byte letters only upper-ish, only lower-ish, and the others that are not marks
-/// ([`blocks::wide_cased`](super::blocks::wide_cased)).
-pub(super) static TWO_BYTE_CASED: [[u8; 256]; 3] = [
-    two_byte_table(CASED, UP),
-    two_byte_table(CASED, LO),
-    two_byte_table(CASED, OTHER),
-];
+/// o200k's classes of the two-byte characters ([`blocks::wide_cased`](super::blocks::wide_cased))
+/// in three bit planes: with `up` the letters only upper-ish, `lo` only lower-ish, `both` in
+/// both classes (`Lm`, `Lo`), `other` the others that are not marks, and `mark` the marks,
+/// plane 0 is `up | both | mark`, plane 1 `lo | both`, plane 2 `other | mark` (so three
+/// lookups tell the five apart).
+pub(super) static TWO_BYTE_CASED: [[u8; 256]; 3] = {
+    let up = two_byte_table(CASED, UP);
+    let lo = two_byte_table(CASED, LO);
+    let both = two_byte_table(CASED, UP | LO);
+    let other = two_byte_table(CASED, OTHER);
+    let mark = two_byte_table(CASED, UP | LO | M | OTHER);
+    let mut t = [[0u8; 256]; 3];
+    let mut k = 0;
+    while k < 256 {
+        t[0][k] = up[k] | both[k] | mark[k];
+        t[1][k] = lo[k] | both[k];
+        t[2][k] = other[k] | mark[k];
+        k += 1;
+    }
+    t
+};
 
 /// Class bits of a code point below U+10000 (others wrap).
 #[inline(always)]

@@ -34,7 +34,7 @@ pub trait Isa: Copy {
     /// The block's non-ASCII characters classified into `m` by case ([`blocks::wide_cased`]).
     #[inline(always)]
     fn wide_cased(self, block: &[u8; BLOCK], m: &mut Masks) {
-        blocks::wide_cased(block, m, self.leads(block), |_, _| [0; 3]);
+        blocks::wide_cased(block, m, self.leads(block), |_, _| [0; 5]);
     }
 
     /// `rest` (fewer than [`BLOCK`] bytes) followed by `pad` bytes up to a block.
@@ -249,9 +249,12 @@ mod tests {
     use super::*;
 
     /// What [`Isa::wide`] (`cased` false) or [`Isa::wide_cased`] must make of `masks`, the
-    /// ASCII masks of `block`, read from the class table one character at a time.
+    /// ASCII masks of `block`, read from the class table one character at a time, as their
+    /// docs say.
     fn wide_by_their_contracts(block: &[u8; BLOCK], masks: Masks, cased: bool) -> Masks {
         let (mut up, mut lo, mut other, mut cont) = (0u64, 0u64, 0u64, 0u64);
+        // Whether the character before is a letter (for o200k, a mark after one too).
+        let mut after_letter = false;
         let mut p = 0;
         while p < BLOCK {
             let len = match block[p] {
@@ -269,11 +272,16 @@ mod tests {
                 let bits = (u64::MAX >> (64 - len.min(BLOCK - p))) << p;
                 if cased {
                     // Up to the first it cannot class.
-                    match class & (UP | LO | M | N | WS | OTHER) {
+                    let class = class & (UP | LO | M | N | WS | OTHER);
+                    match class {
                         _ if !ends_here => break,
                         UP => up |= bits,
                         LO => lo |= bits,
                         OTHER => other |= bits,
+                        _ if class == UP | LO => (up, lo) = (up | bits, lo | bits),
+                        _ if class == UP | LO | M | OTHER && after_letter => {
+                            (up, lo) = (up | bits, lo | bits)
+                        }
                         _ => break,
                     }
                 } else if ends_here && class & L != 0 {
@@ -282,6 +290,9 @@ mod tests {
                     other |= bits;
                 }
                 cont |= bits & (up | lo | other) & !(1 << p);
+                after_letter = (up | lo) >> p & 1 == 1;
+            } else {
+                after_letter = block[p].is_ascii_alphabetic();
             }
             p += len;
         }

@@ -126,6 +126,12 @@ impl Scanner for O200k {
 ///   before it takes it: `\s*[\r\n]+`, `[\r\n/]*`);
 /// - a digit after a non-digit, or three digits after a digit that starts a chunk.
 ///
+/// Non-ASCII letters come classed by [`super::blocks::wide_cased`]: those only upper-ish or
+/// lower-ish as capitals and small letters, those in both classes (`Lm`, `Lo`: Arabic, Hebrew;
+/// and a mark after a letter) in both masks. A run of them joins the word around it, and a
+/// capital after such a run ends the chunk if a small letter came before the run (the run
+/// is in `W+`); if not (the run is in `U*`), the limit stops before the capital.
+///
 /// A contraction after a letter belongs to the word; the chunk after it starts where it ends.
 /// The limit keeps out what these rules do not cover: a byte >= 0x80 (the limit is four bytes
 /// before it, and before any whitespace run that reaches it), a `/` right after a line end
@@ -143,9 +149,27 @@ fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
     if tail_slash != 0 {
         limit = limit.min(tail_slash.trailing_zeros().saturating_sub(1));
     }
+    // Letters in both classes (`Lm`, `Lo`, a mark after a letter) are in both masks.
+    let both = m.up & m.lo;
+    let (up, lo) = (m.up & !both, m.lo & !both);
+    // `U*W+` goes on through `W` (small letters and `both`) after a small letter, so the first
+    // capital after that ends the chunk: after a small letter, or after a run of `both` that
+    // follows one (the addition carries each such run to the byte after it).
+    let mut camel = up & prev(lo);
+    if both != 0 {
+        let w_end = both.wrapping_add(both & prev(lo)) & !both;
+        camel |= up & w_end;
+        // A capital after a run of `both` still in the `U*` part: whether the chunk ends
+        // before it depends on what follows its run of capitals (a small letter: no; else
+        // `U*` gives back to the last `both`): per character from there.
+        let u_then_up = up & prev(both) & !w_end;
+        if u_then_up != 0 {
+            limit = limit.min(u_then_up.trailing_zeros() - 1);
+        }
+    }
     let (after_nl, limit) = after_line_ends(m, ws, limit);
     let mut starts = 1
-        | m.up & prev(m.lo)
+        | camel
         | letter & prev(m.digit | m.nl)
         | other & !prev(other | m.space)
         | x & !prev(ws)
@@ -158,14 +182,20 @@ fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
     starts |= letter & prev(p) & !prev(whole_chars(starts, m) & p);
     // `x's's`: the second apostrophe starts a chunk of its own (`'s...`, which may go on with
     // letters), not a second contraction.
-    contractions(
+    let starts = contractions(
         starts,
         limit,
         m.apos & prev(letter),
         true,
         |k| Some((contraction_ci(b, i + k as usize)? - i) as u32),
         |k, last_end| k == last_end,
-    )
+    );
+    // A contraction that ends at a run of `both` after a small letter (`don't中`) starts a
+    // chunk there, in `U*`, so `w_end` is wrong after it: the block stops at that start.
+    match starts & both & prev(lo) {
+        0 => starts,
+        reset => starts & ((2u64 << reset.trailing_zeros()) - 1),
+    }
 }
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).

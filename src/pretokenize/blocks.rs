@@ -24,11 +24,12 @@ pub(super) const BLOCK: usize = 64;
 pub(crate) struct Masks {
     /// Bytes >= 0x80 (after [`wide`]: only those of the characters it did not classify).
     pub hi: u64,
-    /// `[A-Z]` (and after [`wide_cased`], every byte of the non-ASCII letters that are only
-    /// upper-ish: `Lu`, `Lt`).
+    /// `[A-Z]` (and after [`wide_cased`], every byte of the non-ASCII letters that are
+    /// upper-ish: only (`Lu`, `Lt`) or also lower-ish (`Lm`, `Lo`, a mark after a letter)).
     pub up: u64,
-    /// `[a-z]` (and after [`wide_cased`], every byte of the non-ASCII letters that are only
-    /// lower-ish: `Ll`; after [`wide`], every byte of every non-ASCII letter).
+    /// `[a-z]` (and after [`wide_cased`], every byte of the non-ASCII letters that are
+    /// lower-ish: only (`Ll`) or also upper-ish, as in `up`; after [`wide`], every byte of
+    /// every non-ASCII letter).
     pub lo: u64,
     /// `[0-9]`.
     pub digit: u64,

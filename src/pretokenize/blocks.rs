@@ -272,6 +272,14 @@ pub(crate) struct Leads {
     pub from_f0: u64,
 }
 
+impl Leads {
+    /// The leads of the characters of two bytes that end in the block.
+    #[inline(always)]
+    pub fn of_two(&self) -> u64 {
+        self.from_c0 & !self.from_e0 & (u64::MAX >> 1)
+    }
+}
+
 /// [`Leads`] from eight-byte words: bit 7 of a byte and the bits below it, each moved to bit
 /// 7 by a shift, and the bytes' bit 7 gathered by a multiply.
 #[inline(always)]
@@ -335,7 +343,7 @@ pub(super) fn wide(
     three: impl FnOnce(&[u8; BLOCK], u64) -> (u64, u64),
 ) {
     // Leads of characters of two, three or four bytes that end in the block.
-    let leads2 = leads.from_c0 & !leads.from_e0 & (u64::MAX >> 1);
+    let leads2 = leads.of_two();
     let leads3 = leads.from_e0 & !leads.from_f0 & (u64::MAX >> 2);
     let four = leads.from_f0 & (u64::MAX >> 3);
     // The leads' bits spread over their characters' bytes (no carries: leads of characters
@@ -384,7 +392,7 @@ pub(super) fn wide_cased(
     leads: Leads,
     two: impl FnOnce(&[u8; BLOCK], u64) -> [u64; 5],
 ) {
-    let leads2 = leads.from_c0 & !leads.from_e0 & (u64::MAX >> 1);
+    let leads2 = leads.of_two();
     let [up2, lo2, other2, both2, mark2] = match leads2 {
         0 => [0; 5],
         _ => two(block, leads2),
@@ -449,13 +457,13 @@ pub(super) fn one_by_one(block: &[u8; BLOCK], mut leads: u64) -> (u64, u64) {
     (letter, other)
 }
 
-/// [`one_by_one`] for characters of three bytes, with AVX-512 VBMI and VBMI2: the three bytes of every character
-/// compressed into the low lanes of three registers and the code points computed 32 at a
-/// time. The CJK ideographs (`HAN`) are letters by a range compare, and the two pages of
-/// Japanese and Chinese punctuation, kana and full-width forms (U+30xx, U+FFxx) are classed
-/// from bit tables in one register each (`HOT_PAGES`); only the characters elsewhere are
-/// looked up in the table one by one (there is no gather: it is slow). The lanes' classes go
-/// back to the leads' places by a bit deposit.
+/// [`one_by_one`] for characters of three bytes, with AVX-512 VBMI and VBMI2: the three
+/// bytes of every character compressed into the low lanes of three registers and the code
+/// points computed 32 at a time. The CJK ideographs (`HAN`) are letters by a range compare,
+/// and the two pages of Japanese and Chinese punctuation, kana and full-width forms (U+30xx,
+/// U+FFxx) are classed from bit tables in one register each (`HOT_PAGES`); only the
+/// characters elsewhere are looked up in the table one by one (there is no gather: it is
+/// slow). The lanes' classes go back to the leads' places by a bit deposit.
 ///
 /// # Safety
 /// The CPU has AVX-512F, BW, VBMI and VBMI2, and BMI2.
@@ -487,10 +495,7 @@ pub(super) unsafe fn three_vbmi(block: &[u8; BLOCK], leads: u64) -> (u64, u64) {
         _mm512_and_si512(_mm512_srli_epi16::<2>(high), byte(0x20)),
         _mm512_and_si512(_mm512_srli_epi16::<3>(low), byte(0x1F)),
     );
-    let bit = _mm512_shuffle_epi8(
-        _mm512_set1_epi64(0x8040_2010_0804_0201u64 as i64),
-        _mm512_and_si512(low, byte(7)),
-    );
+    let bit = bit_of_low3(low);
     let table = |k: usize| _mm512_loadu_si512(HOT_PAGES[k].as_ptr().cast());
     let in_table =
         |k: usize| _mm512_test_epi8_mask(_mm512_permutexvar_epi8(at, table(k)), bit) as u32;
@@ -517,6 +522,22 @@ pub(super) unsafe fn three_vbmi(block: &[u8; BLOCK], leads: u64) -> (u64, u64) {
     (
         _pdep_u64(u64::from(letter), leads),
         _pdep_u64(u64::from(other), leads),
+    )
+}
+
+/// For each byte of `v`, the byte with bit `v & 7` set: the bit of a bit table's byte to
+/// test (`two_vbmi`, `three_vbmi`).
+///
+/// # Safety
+/// The CPU has AVX-512F and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+unsafe fn bit_of_low3(v: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    _mm512_shuffle_epi8(
+        _mm512_set1_epi64(0x8040_2010_0804_0201u64 as i64),
+        _mm512_and_si512(v, _mm512_set1_epi8(7)),
     )
 }
 
@@ -549,10 +570,7 @@ pub(super) unsafe fn two_vbmi<const K: usize>(
         _mm512_and_si512(_mm512_slli_epi16::<3>(v), byte(0xF8)),
         _mm512_and_si512(_mm512_srli_epi16::<3>(next), byte(0x07)),
     );
-    let bit = _mm512_shuffle_epi8(
-        _mm512_set1_epi64(0x8040_2010_0804_0201u64 as i64),
-        _mm512_and_si512(next, byte(7)),
-    );
+    let bit = bit_of_low3(next);
     let upper = _mm512_movepi8_mask(at);
     tables.map(|t| {
         let part = |k: usize| _mm512_loadu_si512(t[64 * k..].as_ptr().cast());
@@ -978,7 +996,7 @@ mod tests {
             }
             let block: [u8; BLOCK] = text.as_bytes()[..BLOCK].try_into().unwrap();
             let leads = leads_swar(&block);
-            let two = leads.from_c0 & !leads.from_e0 & (u64::MAX >> 1);
+            let two = leads.of_two();
             let (letter, other) = one_by_one(&block, two);
             // o200k's planes: only upper-ish, `Lm`/`Lo` or marks; only lower-ish or
             // `Lm`/`Lo`; others but marks, or marks.

@@ -10,7 +10,7 @@
 //! table.
 
 use super::classes::{
-    ascii_class, class_bmp, class_multi, HAN, HOT_PAGES, TWO_BYTE, TWO_BYTE_CASED,
+    ascii_class, class_multi, HOT, HOT_PAGES, TWO_BYTE, TWO_BYTE_CASED, WHOLE_RUNS,
 };
 use super::tables::{CRLF, L, LO, M, N, OTHER, UP, WS};
 
@@ -457,72 +457,84 @@ pub(super) fn one_by_one(block: &[u8; BLOCK], mut leads: u64) -> (u64, u64) {
     (letter, other)
 }
 
-/// [`one_by_one`] for characters of three bytes, with AVX-512 VBMI and VBMI2: the three
-/// bytes of every character compressed into the low lanes of three registers and the code
-/// points computed 32 at a time. The CJK ideographs (`HAN`) are letters by a range compare,
-/// and the two pages of Japanese and Chinese punctuation, kana and full-width forms (U+30xx,
-/// U+FFxx) are classed from bit tables in one register each (`HOT_PAGES`); only the
-/// characters elsewhere are looked up in the table one by one (there is no gather: it is
-/// slow). The lanes' classes go back to the leads' places by a bit deposit.
+/// [`one_by_one`] for characters of three bytes, with AVX-512 VBMI, at every byte at once and
+/// in the bytes' places (each lead's second and third bytes are loaded to its place; no code
+/// point is assembled). Two kinds of bit tables in registers class most characters: runs of
+/// 64 code points that are all letters or all others (`WHOLE_RUNS`: the CJK ideographs,
+/// Hangul, Yi), indexed by the code point's bits 6-15; and the `HOT` pages (Devanagari, Thai,
+/// kana and CJK punctuation, full-width forms), indexed by a page's slot and bits 0-7. Only
+/// the characters elsewhere are looked up one by one (there is no gather: it is slow).
 ///
 /// # Safety
-/// The CPU has AVX-512F, BW, VBMI and VBMI2, and BMI2.
+/// The CPU has AVX-512F, BW and VBMI.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi1,bmi2,popcnt")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 #[inline]
 pub(super) unsafe fn three_vbmi(block: &[u8; BLOCK], leads: u64) -> (u64, u64) {
+    let (letter, other, classed) = three_tables(block, leads);
+    // The characters elsewhere, from the class table.
+    let (l, o) = one_by_one(block, leads & !classed);
+    (letter | l, other | o)
+}
+
+/// [`three_vbmi`]'s bit tables: the leads of `leads` they find letters, those they find
+/// others, and all they class (the hot pages' numbers and whitespace too: these are neither).
+///
+/// # Safety
+/// The CPU has AVX-512F, BW and VBMI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[inline]
+unsafe fn three_tables(block: &[u8; BLOCK], leads: u64) -> (u64, u64, u64) {
     use std::arch::x86_64::*;
-    let v = _mm512_loadu_si512(block.as_ptr().cast());
-    // Each character's bytes, in order, in the low lanes (at most 21 characters).
-    let words =
-        |k: u64| _mm512_cvtepu8_epi16(_mm512_castsi512_si256(_mm512_maskz_compress_epi8(k, v)));
-    let low6 = _mm512_set1_epi16(0x3F);
-    // The lead's low four bits land in bits 12-15; the rest of it is shifted out.
-    let cp = _mm512_or_si512(
-        _mm512_slli_epi16::<12>(words(leads)),
-        _mm512_or_si512(
-            _mm512_slli_epi16::<6>(_mm512_and_si512(words(leads << 1), low6)),
-            _mm512_and_si512(words(leads << 2), low6),
-        ),
-    );
-    // Bytes 0-31: the code points' low bytes, and their high bytes.
-    let low = _mm512_castsi256_si512(_mm512_cvtepi16_epi8(cp));
-    let high = _mm512_castsi256_si512(_mm512_cvtepi16_epi8(_mm512_srli_epi16::<8>(cp)));
+    let p = block.as_ptr();
+    let lead = _mm512_loadu_si512(p.cast());
+    // At each byte, the one and the two after it (masked loads read nothing past the block).
+    let second = _mm512_maskz_loadu_epi8(u64::MAX >> 1, p.add(1).cast());
+    let third = _mm512_maskz_loadu_epi8(u64::MAX >> 2, p.add(2).cast());
     let byte = |c: u8| _mm512_set1_epi8(c as i8);
-    // Bit 7 of the high byte picks the page (U+30xx or U+FFxx), bits 3-7 of the low byte the
-    // table byte, bits 0-2 the bit in it (16-bit shifts; the bits they bring in are masked).
-    let at = _mm512_or_si512(
-        _mm512_and_si512(_mm512_srli_epi16::<2>(high), byte(0x20)),
-        _mm512_and_si512(_mm512_srli_epi16::<3>(low), byte(0x1F)),
+    // 16-bit shifts: the bits they bring in from the neighbouring byte are masked, or are
+    // above the 7 index bits a two-register byte permute reads.
+    let pick = |mask: u8, a, b| _mm512_ternarylogic_epi32::<0xCA>(byte(mask), a, b);
+    let lookup = |tables: &[[u8; 128]; 2], at, bit| {
+        let part = |t: &[u8; 128], k: usize| _mm512_loadu_si512(t[64 * k..].as_ptr().cast());
+        tables.each_ref().map(|t| {
+            let bits = _mm512_permutex2var_epi8(part(t, 0), at, part(t, 1));
+            _mm512_test_epi8_mask(bits, bit)
+        })
+    };
+    // The runs: bits 12-15 of the code point (the lead's low four) and 9-11 (the second
+    // byte's bits 3-5) index the byte, bits 6-8 (its bits 0-2) the bit.
+    let run_at = pick(
+        0x78,
+        _mm512_slli_epi16::<3>(lead),
+        _mm512_srli_epi16::<3>(second),
     );
-    let bit = bit_of_low3(low);
-    let table = |k: usize| _mm512_loadu_si512(HOT_PAGES[k].as_ptr().cast());
-    let in_table =
-        |k: usize| _mm512_test_epi8_mask(_mm512_permutexvar_epi8(at, table(k)), bit) as u32;
-    let paged = (_mm512_cmpeq_epi8_mask(high, byte(0x30))
-        | _mm512_cmpeq_epi8_mask(high, byte(0xFF))) as u32;
-    let han = _mm512_cmpge_epu16_mask(cp, _mm512_set1_epi16(HAN.start as i16))
-        & _mm512_cmplt_epu16_mask(cp, _mm512_set1_epi16(HAN.end as i16));
-    let mut letter = in_table(0) & paged | han;
-    let mut other = in_table(1) & paged;
-    // The characters elsewhere, from the table.
-    let n = leads.count_ones();
-    let mut rest = !(paged | han) & u32::MAX.checked_shr(32 - n).unwrap_or(0);
-    if rest != 0 {
-        let mut cps = [0u16; 32];
-        _mm512_storeu_si512(cps.as_mut_ptr().cast(), cp);
-        while rest != 0 {
-            let k = rest.trailing_zeros();
-            rest &= rest - 1;
-            let class = class_bmp(cps[k as usize % 32] as usize);
-            letter |= u32::from(class & L != 0) << k;
-            other |= u32::from(class & OTHER != 0) << k;
-        }
-    }
-    (
-        _pdep_u64(u64::from(letter), leads),
-        _pdep_u64(u64::from(other), leads),
-    )
+    let [run_letter, run_other] = lookup(&WHOLE_RUNS, run_at, bit_of_low3(second));
+    // The page (bits 8-15): the lead's low four bits and the second byte's bits 2-5.
+    let page = pick(
+        0xF0,
+        _mm512_slli_epi16::<4>(lead),
+        _mm512_srli_epi16::<2>(second),
+    );
+    let hot = HOT
+        .iter()
+        .fold(0, |hot, &h| hot | _mm512_cmpeq_epi8_mask(page, byte(h)));
+    // The page's slot (its two low bits) above bits 3-7 of the code point (the second byte's
+    // bits 0-1 and the third's 3-5); bits 0-2 (the third byte's) pick the bit.
+    let hot_at = pick(
+        0x1F,
+        pick(
+            0x18,
+            _mm512_slli_epi16::<3>(second),
+            _mm512_srli_epi16::<3>(third),
+        ),
+        _mm512_slli_epi16::<5>(page),
+    );
+    let [hot_letter, hot_other] = lookup(&HOT_PAGES, hot_at, bit_of_low3(third));
+    let letter = (run_letter | (hot_letter & hot)) & leads;
+    let other = (run_other | (hot_other & hot)) & leads;
+    (letter, other, (letter | other | hot) & leads)
 }
 
 /// For each byte of `v`, the byte with bit `v & 7` set: the bit of a bit table's byte to
@@ -595,7 +607,7 @@ static NEXT_BYTE: [u8; BLOCK] = {
 /// [`wide`] with AVX-512 (and [`two_vbmi`] and [`three_vbmi`] if `vbmi`).
 ///
 /// # Safety
-/// The CPU has AVX-512F and BW, and what [`three_vbmi`] needs if `vbmi`.
+/// The CPU has AVX-512F and BW, and VBMI if `vbmi`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
 #[inline]
@@ -907,34 +919,22 @@ mod tests {
         };
         for _ in 0..20_000 {
             let mut text = String::new();
-            // The edges of `HAN` and of `HOT_PAGES`' pages among them.
+            // The edges of runs of letters (the CJK ideographs, Yi, Hangul) and of the hot
+            // pages among them.
             let edges = [
-                0x4DFF,
-                0x4E00,
-                HAN.end as u32 - 1,
-                HAN.end as u32,
-                0x2FFF,
-                0x3000,
-                0x3001,
-                0x3007,
-                0x30FB,
-                0x30FF,
-                0x3100,
-                0xFEFF,
-                0xFF00,
-                0xFF0C,
-                0xFF10,
-                0xFF21,
-                0xFFFD,
-                0xFFFF,
+                0x4DFF, 0x4E00, 0x9FFF, 0xA000, 0xA47F, 0xA480, 0xA48C, 0xA48D, 0xABFF, 0xAC00,
+                0xD7A3, 0xD7A4, 0x08FF, 0x0900, 0x0905, 0x093E, 0x0966, 0x09FF, 0x0A00, 0x0E01,
+                0x0E31, 0x0E50, 0x0EFF, 0x2FFF, 0x3000, 0x3001, 0x3007, 0x30FB, 0x30FF, 0x3100,
+                0x2500, 0x257F, 0xFEFF, 0xFF00, 0xFF0C, 0xFF10, 0xFF21, 0xFFFD, 0xFFFF,
             ];
             while text.len() < BLOCK {
                 let r = next();
                 let cp = match r % 8 {
                     0 => u32::from(b'a' + (r >> 8) as u8 % 26),
                     1 => edges[(r >> 8) as usize % edges.len()],
-                    2 => 0x3000 + (r >> 8) as u32 % 0x100,
-                    3 => 0xFF00 + (r >> 8) as u32 % 0x100,
+                    2 | 3 => {
+                        (u32::from(HOT[(r >> 8) as usize % 4]) << 8) | ((r >> 16) as u32 % 0x100)
+                    }
                     _ => 0x800 + (r >> 8) as u32 % 0xF800,
                 };
                 text.extend(char::from_u32(cp));
@@ -955,15 +955,35 @@ mod tests {
             }
             assert_eq!((letter | other) & !three, 0);
             #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx512vbmi2")
-                && std::is_x86_feature_detected!("avx512vbmi")
-            {
-                // SAFETY: the CPU has AVX-512F, BW and VBMI2.
+            if std::is_x86_feature_detected!("avx512vbmi") {
+                // SAFETY: the CPU has AVX-512F, BW and VBMI.
                 assert_eq!(
                     unsafe { three_vbmi(&block, three) },
                     (letter, other),
                     "{text:?}"
                 );
+                // The tables class every character of a hot page or of a run of letters or
+                // of others, and right.
+                // SAFETY: as above.
+                let (l, o, classed) = unsafe { three_tables(&block, three) };
+                assert_eq!((l | o) & !classed, 0);
+                assert_eq!((l & !letter, o & !other), (0, 0), "{text:?}");
+                for p in (0..BLOCK).filter(|&p| three >> p & 1 == 1) {
+                    let cp = std::str::from_utf8(&block[p..p + 3])
+                        .unwrap()
+                        .chars()
+                        .next();
+                    let cp = cp.unwrap() as u32;
+                    let run =
+                        (cp >> 6 << 6..(cp >> 6 << 6) + 64).map(|c| class_of(c) & (L | OTHER));
+                    let whole = run.clone().all(|c| c == L) || run.clone().all(|c| c == OTHER);
+                    let hot = HOT.contains(&((cp >> 8) as u8));
+                    assert_eq!(classed >> p & 1 == 1, whole || hot, "{cp:#x}");
+                    if whole || hot {
+                        assert_eq!(l >> p & 1, letter >> p & 1, "{cp:#x}");
+                        assert_eq!(o >> p & 1, other >> p & 1, "{cp:#x}");
+                    }
+                }
             }
         }
     }

@@ -69,37 +69,69 @@ static BMP: [u8; 0x1_0000] = {
     t
 };
 
-/// The code points from U+4E00 on that are all letters (the CJK ideographs and the Yi
-/// syllables after them), found in `BMP`'s sources at compile time.
-pub(super) const HAN: std::ops::Range<u16> = {
-    let mut end = 0x4E00;
-    while BLOCKS[block_entry(end)] & (L | OTHER) == L {
-        end += 1;
+/// The pages (code points `0xPP00` to `0xPPFF`) of three-byte characters whose classes are
+/// held in registers (`HOT_PAGES`): Devanagari and Bengali, Thai and Lao, Japanese and
+/// Chinese punctuation and kana, full-width forms. Each page's two low bits are its slot, so
+/// they differ.
+pub(super) const HOT: [u8; 4] = {
+    let hot = [0x09, 0x0E, 0x30, 0xFF];
+    let mut seen = 0u8;
+    let mut k = 0;
+    while k < hot.len() {
+        seen |= 1 << (hot[k] & 3);
+        k += 1;
     }
-    assert!(end > 0x9000, "the ideographs are letters");
-    0x4E00..end as u16
+    assert!(seen == 0b1111, "the hot pages' slots differ");
+    hot
 };
 
-/// Bit tables of the pages U+30xx and U+FFxx (Japanese and Chinese punctuation, kana,
-/// full-width forms): `HOT_PAGES[0]` the letters, `HOT_PAGES[1]` the others, each 32 bytes
-/// of U+30xx and then 32 of U+FFxx, bit `cp & 7` of byte `(cp & 0xFF) >> 3`.
-pub(super) static HOT_PAGES: [[u8; 64]; 2] = {
-    let mut t = [[0u8; 64]; 2];
+/// Bit tables of the `HOT` pages: `HOT_PAGES[0]` the letters, `HOT_PAGES[1]` the others;
+/// page `p`'s 32 bytes at `32 * (p & 3)`, bit `cp & 7` of byte `(cp & 0xFF) >> 3` in them.
+pub(super) static HOT_PAGES: [[u8; 128]; 2] = {
+    let mut t = [[0u8; 128]; 2];
     let mut k = 0;
-    while k < 512 {
-        let cp = if k < 256 {
-            0x3000 + k
-        } else {
-            0xFF00 + k - 256
-        } as u32;
-        let class = BLOCKS[block_entry(cp)];
-        if class & L != 0 {
-            t[0][k >> 3] |= 1 << (k & 7);
-        }
-        if class & OTHER != 0 {
-            t[1][k >> 3] |= 1 << (k & 7);
+    while k < HOT.len() {
+        let mut low = 0;
+        while low < 256 {
+            let cp = ((HOT[k] as u32) << 8) | low;
+            let at = 32 * (HOT[k] as usize & 3) + (low as usize >> 3);
+            let class = BLOCKS[block_entry(cp)];
+            if class & L != 0 {
+                t[0][at] |= 1 << (low & 7);
+            }
+            if class & OTHER != 0 {
+                t[1][at] |= 1 << (low & 7);
+            }
+            low += 1;
         }
         k += 1;
+    }
+    t
+};
+
+/// Bit tables of the three-byte characters by runs of 64 code points (U+0800 to U+FFFF, bit
+/// `(cp >> 6) & 7` of byte `cp >> 9`): `WHOLE_RUNS[0]` the runs that are all letters (the CJK
+/// ideographs, Hangul syllables, Yi), `WHOLE_RUNS[1]` those all others (box drawing, arrows,
+/// Braille...). The runs of U+0000 to U+07FF are empty.
+pub(super) static WHOLE_RUNS: [[u8; 128]; 2] = {
+    let mut t = [[0u8; 128]; 2];
+    let mut run = 0x800 >> 6;
+    while run < 0x1_0000 >> 6 {
+        let (mut letters, mut others) = (true, true);
+        let mut cp = run << 6;
+        while cp < (run + 1) << 6 {
+            let class = BLOCKS[block_entry(cp)] & (L | OTHER);
+            letters &= class == L;
+            others &= class == OTHER;
+            cp += 1;
+        }
+        if letters {
+            t[0][run as usize >> 3] |= 1 << (run & 7);
+        }
+        if others {
+            t[1][run as usize >> 3] |= 1 << (run & 7);
+        }
+        run += 1;
     }
     t
 };
@@ -146,12 +178,6 @@ pub(super) static TWO_BYTE_CASED: [[u8; 256]; 3] = {
     }
     t
 };
-
-/// Class bits of a code point below U+10000 (others wrap).
-#[inline(always)]
-pub(super) fn class_bmp(cp: usize) -> u8 {
-    BMP[cp & 0xFFFF]
-}
 
 /// Class bits of an ASCII byte.
 #[inline(always)]

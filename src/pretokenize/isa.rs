@@ -68,7 +68,7 @@ pub struct Baseline;
 #[derive(Clone, Copy, Debug)]
 pub struct Avx2(());
 
-/// x86-64-v3 and AVX-512F and BW; `vbmi` if the CPU also has AVX-512 VBMI and VBMI2.
+/// x86-64-v3 and AVX-512F and BW; `vbmi` if the CPU also has AVX-512 VBMI.
 #[derive(Clone, Copy, Debug)]
 pub struct Avx512 {
     vbmi: bool,
@@ -101,8 +101,7 @@ impl Avx512 {
             && Avx2::detect().is_some()
         {
             return Some(Avx512 {
-                vbmi: std::is_x86_feature_detected!("avx512vbmi")
-                    && std::is_x86_feature_detected!("avx512vbmi2"),
+                vbmi: std::is_x86_feature_detected!("avx512vbmi"),
             });
         }
         None
@@ -170,7 +169,7 @@ impl Isa for Avx512 {
         return Baseline.wide(block, m);
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the token exists only where the CPU has AVX-512F and BW (and BMI2), and has
-        // `vbmi` only where it has VBMI and VBMI2.
+        // `vbmi` only where it has VBMI.
         unsafe {
             blocks::wide_avx512(block, m, self.vbmi)
         };

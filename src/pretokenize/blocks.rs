@@ -10,7 +10,8 @@
 //! table.
 
 use super::classes::{
-    ascii_class, class_multi, HOT, HOT_PAGES, TWO_BYTE, TWO_BYTE_CASED, WHOLE_RUNS,
+    ascii_class, class_multi, HOT, HOT_PAGES, HOT_PAGES_CASED, TWO_BYTE, TWO_BYTE_CASED,
+    WHOLE_RUNS, WHOLE_RUNS_CASED,
 };
 use super::tables::{CRLF, L, LO, M, N, OTHER, UP, WS};
 
@@ -278,6 +279,12 @@ impl Leads {
     pub fn of_two(&self) -> u64 {
         self.from_c0 & !self.from_e0 & (u64::MAX >> 1)
     }
+
+    /// The leads of the characters of three bytes that end in the block.
+    #[inline(always)]
+    pub fn of_three(&self) -> u64 {
+        self.from_e0 & !self.from_f0 & (u64::MAX >> 2)
+    }
 }
 
 /// [`Leads`] from eight-byte words: bit 7 of a byte and the bits below it, each moved to bit
@@ -344,7 +351,7 @@ pub(super) fn wide(
 ) {
     // Leads of characters of two, three or four bytes that end in the block.
     let leads2 = leads.of_two();
-    let leads3 = leads.from_e0 & !leads.from_f0 & (u64::MAX >> 2);
+    let leads3 = leads.of_three();
     let four = leads.from_f0 & (u64::MAX >> 3);
     // The leads' bits spread over their characters' bytes (no carries: leads of characters
     // of n bytes are at least n apart).
@@ -380,29 +387,69 @@ pub(super) fn wide(
 /// after a letter, where it joins the letter's word as a `Lo` letter would; an other that is
 /// not a mark goes to `other()`. The first character it cannot class (a number, whitespace, a
 /// mark after anything but a letter, a character that does not end in the block) stops it;
-/// it and all after it stay in `hi`.
+/// it and all after it stay in `hi`. `after_letter`: the byte before the block is a letter's
+/// (so a mark at its start joins it).
 ///
 /// `two` classes the characters of two bytes whose leads it is given (the leads of the
 /// upper-ish, lower-ish, other, `Lm`/`Lo` and mark characters, as in `TWO_BYTE_CASED`), or
-/// returns zeros (then they are read one by one, as those of three and four bytes are).
+/// returns zeros (then they are read one by one, as those of four bytes are). `three` does
+/// the same for characters of three bytes, and also returns the leads it classed (those of
+/// numbers and whitespace among them: these stop the block as a number read one by one
+/// does).
 #[inline(always)]
 pub(super) fn wide_cased(
     block: &[u8; BLOCK],
     m: &mut Masks,
     leads: Leads,
+    after_letter: bool,
     two: impl FnOnce(&[u8; BLOCK], u64) -> [u64; 5],
+    three: impl FnOnce(&[u8; BLOCK], u64) -> ([u64; 5], u64),
 ) {
     let leads2 = leads.of_two();
-    let [up2, lo2, other2, both2, mark2] = match leads2 {
+    let classes2 = match leads2 {
         0 => [0; 5],
         _ => two(block, leads2),
     };
-    let (mut up, mut lo, mut other) = (up2 * 0b11, lo2 * 0b11, other2 * 0b11);
-    let (mut both, mut mark) = (both2 * 0b11, mark2 * 0b11);
-    // The other characters one by one, up to the first it does not take: from there on,
-    // nothing is classed.
-    let mut rest = leads.from_c0 & !(up2 | lo2 | other2 | both2 | mark2);
-    let mut end = BLOCK;
+    // Two copies of the rest: one for blocks without characters of three bytes classed by
+    // `three` (all of most Latin, Greek or Cyrillic text), where the compiler drops what
+    // they add.
+    let leads3 = leads.of_three();
+    match leads3 {
+        0 => cased_rest(block, m, leads, after_letter, classes2, [0; 5], 0),
+        _ => match three(block, leads3) {
+            (_, 0) => cased_rest(block, m, leads, after_letter, classes2, [0; 5], 0),
+            (classes3, classed3) => {
+                cased_rest(block, m, leads, after_letter, classes2, classes3, classed3)
+            }
+        },
+    }
+}
+
+/// [`wide_cased`] once the characters of two and three bytes are classed as they can be.
+#[inline(always)]
+fn cased_rest(
+    block: &[u8; BLOCK],
+    m: &mut Masks,
+    leads: Leads,
+    after_letter: bool,
+    classes2: [u64; 5],
+    classes3: [u64; 5],
+    classed3: u64,
+) {
+    // Each class's leads' bits spread over their characters' bytes.
+    let [mut up, mut lo, mut other, mut both, mut mark] =
+        std::array::from_fn(|k| (classes2[k] * 0b11) | (classes3[k] * 0b111));
+    let classed2 = classes2.iter().fold(0, |all, &c| all | c);
+    let stopped3 = classed3 & !classes3.iter().fold(0, |all, &c| all | c);
+    let mut end = match stopped3 {
+        0 => BLOCK,
+        s => s.trailing_zeros() as usize,
+    };
+    // The other characters before it one by one, up to the first it does not take: from
+    // there on, nothing is classed.
+    let mut rest = leads.from_c0
+        & !(classed2 | classed3)
+        & u64::MAX.checked_shr((BLOCK - end) as u32).unwrap_or(0);
     while rest != 0 {
         let p = rest.trailing_zeros() as usize;
         rest &= rest - 1;
@@ -426,7 +473,8 @@ pub(super) fn wide_cased(
     // starts there (and carries past it).
     if mark != 0 {
         let letters = m.up | m.lo | up | lo | both;
-        let joined = mark & !mark.wrapping_add(mark & prev(letters));
+        let after = prev(letters) | u64::from(after_letter);
+        let joined = mark & !mark.wrapping_add(mark & after);
         let stray = mark & !joined;
         if stray != 0 {
             end = end.min(stray.trailing_zeros() as usize);
@@ -471,24 +519,37 @@ pub(super) fn one_by_one(block: &[u8; BLOCK], mut leads: u64) -> (u64, u64) {
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 #[inline]
 pub(super) unsafe fn three_vbmi(block: &[u8; BLOCK], leads: u64) -> (u64, u64) {
-    let (letter, other, classed) = three_tables(block, leads);
+    let ([letter, other], classed) = three_tables(block, leads, &WHOLE_RUNS, &HOT_PAGES);
     // The characters elsewhere, from the class table.
     let (l, o) = one_by_one(block, leads & !classed);
     (letter | l, other | o)
 }
 
-/// [`three_vbmi`]'s bit tables: the leads of `leads` they find letters, those they find
-/// others, and all they class (the hot pages' numbers and whitespace too: these are neither).
+/// [`three_vbmi`]'s bit tables (the planes of `WHOLE_RUNS` and `HOT_PAGES`, or of o200k's
+/// `WHOLE_RUNS_CASED` and `HOT_PAGES_CASED`): for each plane, the leads of `leads` in it; and
+/// all the leads they class (the hot pages' numbers and whitespace too: these are in none).
 ///
 /// # Safety
 /// The CPU has AVX-512F, BW and VBMI.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 #[inline]
-unsafe fn three_tables(block: &[u8; BLOCK], leads: u64) -> (u64, u64, u64) {
+pub(super) unsafe fn three_tables<const K: usize>(
+    block: &[u8; BLOCK],
+    leads: u64,
+    runs: &[[u8; 128]; K],
+    hot_pages: &[[u8; 128]; K],
+) -> ([u64; K], u64) {
     use std::arch::x86_64::*;
     let p = block.as_ptr();
     let lead = _mm512_loadu_si512(p.cast());
+    // No table holds the characters led by 0xE2 (U+2000 to U+2FFF: the quotes, dashes and
+    // symbols of Latin, Greek and Cyrillic text), and blocks of such text rarely hold other
+    // characters of three bytes: one by one, o200k_base German scanned ~5% faster (the
+    // tables' cache lines are cold there).
+    if leads & !_mm512_cmpeq_epi8_mask(lead, _mm512_set1_epi8(0xE2u8 as i8)) == 0 {
+        return ([0; K], 0);
+    }
     // At each byte, the one and the two after it (masked loads read nothing past the block).
     let second = _mm512_maskz_loadu_epi8(u64::MAX >> 1, p.add(1).cast());
     let third = _mm512_maskz_loadu_epi8(u64::MAX >> 2, p.add(2).cast());
@@ -496,7 +557,7 @@ unsafe fn three_tables(block: &[u8; BLOCK], leads: u64) -> (u64, u64, u64) {
     // 16-bit shifts: the bits they bring in from the neighbouring byte are masked, or are
     // above the 7 index bits a two-register byte permute reads.
     let pick = |mask: u8, a, b| _mm512_ternarylogic_epi32::<0xCA>(byte(mask), a, b);
-    let lookup = |tables: &[[u8; 128]; 2], at, bit| {
+    let lookup = |tables: &[[u8; 128]; K], at, bit| {
         let part = |t: &[u8; 128], k: usize| _mm512_loadu_si512(t[64 * k..].as_ptr().cast());
         tables.each_ref().map(|t| {
             let bits = _mm512_permutex2var_epi8(part(t, 0), at, part(t, 1));
@@ -510,7 +571,7 @@ unsafe fn three_tables(block: &[u8; BLOCK], leads: u64) -> (u64, u64, u64) {
         _mm512_slli_epi16::<3>(lead),
         _mm512_srli_epi16::<3>(second),
     );
-    let [run_letter, run_other] = lookup(&WHOLE_RUNS, run_at, bit_of_low3(second));
+    let in_runs = lookup(runs, run_at, bit_of_low3(second));
     // The page (bits 8-15): the lead's low four bits and the second byte's bits 2-5.
     let page = pick(
         0xF0,
@@ -531,10 +592,10 @@ unsafe fn three_tables(block: &[u8; BLOCK], leads: u64) -> (u64, u64, u64) {
         ),
         _mm512_slli_epi16::<5>(page),
     );
-    let [hot_letter, hot_other] = lookup(&HOT_PAGES, hot_at, bit_of_low3(third));
-    let letter = (run_letter | (hot_letter & hot)) & leads;
-    let other = (run_other | (hot_other & hot)) & leads;
-    (letter, other, (letter | other | hot) & leads)
+    let in_hot = lookup(hot_pages, hot_at, bit_of_low3(third));
+    let planes: [u64; K] = std::array::from_fn(|k| (in_runs[k] | (in_hot[k] & hot)) & leads);
+    let classed = planes.iter().fold(hot & leads, |all, &p| all | p);
+    (planes, classed)
 }
 
 /// For each byte of `v`, the byte with bit `v & 7` set: the bit of a bit table's byte to
@@ -641,16 +702,34 @@ pub(super) unsafe fn wide_avx512(block: &[u8; BLOCK], m: &mut Masks, vbmi: bool)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
-pub(super) unsafe fn wide_cased_avx512(block: &[u8; BLOCK], m: &mut Masks, vbmi: bool) {
-    wide_cased(block, m, leads_avx512(block), |block, leads| {
-        if vbmi {
+pub(super) unsafe fn wide_cased_avx512(
+    block: &[u8; BLOCK],
+    m: &mut Masks,
+    after_letter: bool,
+    vbmi: bool,
+) {
+    // The classes from the planes' codes (see `classes::planes`).
+    let classes = |[p0, p1, p2]: [u64; 3]| [p0 & !p1 & !p2, p1 & !p0, p2 & !p0, p0 & p1, p0 & p2];
+    wide_cased(
+        block,
+        m,
+        leads_avx512(block),
+        after_letter,
+        |block, leads| match vbmi {
             // SAFETY: the caller's promise.
-            let [p0, p1, p2] = unsafe { two_vbmi(block, leads, &TWO_BYTE_CASED) };
-            // The planes' codes (see `TWO_BYTE_CASED`).
-            return [p0 & !p1 & !p2, p1 & !p0, p2 & !p0, p0 & p1, p0 & p2];
-        }
-        [0; 5]
-    });
+            true => classes(unsafe { two_vbmi(block, leads, &TWO_BYTE_CASED) }),
+            false => [0; 5],
+        },
+        |block, leads| match vbmi {
+            true => {
+                // SAFETY: the caller's promise.
+                let (planes, classed) =
+                    unsafe { three_tables(block, leads, &WHOLE_RUNS_CASED, &HOT_PAGES_CASED) };
+                (classes(planes), classed)
+            }
+            false => ([0; 5], 0),
+        },
+    );
 }
 
 /// `starts` with each start that is the lead byte of a character of `m` spread over all of
@@ -664,11 +743,11 @@ pub(super) fn whole_chars(starts: u64, m: &Masks) -> u64 {
     f | (f << 1) & m.cont
 }
 
-/// If the chunk that starts `at` bytes into the block (masks `m`) is a run of letters, from
+/// If the chunk that starts `at` bytes into the block (masks `m`) is a run of `letters`, from
 /// `at` or after one character whose first byte is in `prefix`: where its letters start.
 #[inline(always)]
-pub(super) fn letter_run_at(m: &Masks, at: u32, prefix: u64) -> Option<u32> {
-    let letter = m.letter() >> at;
+pub(super) fn letter_run_at(m: &Masks, letters: u64, at: u32, prefix: u64) -> Option<u32> {
+    let letter = letters >> at;
     if letter & 1 != 0 {
         return Some(at);
     }
@@ -686,25 +765,29 @@ pub(super) fn ascii_head(block: &[u8; BLOCK]) -> bool {
     u128::from_le_bytes(head) & 0x8080_8080_8080_8080_8080_8080_8080_8080 == 0
 }
 
-/// Whether the first 16 bytes of `block` have no byte from 0xE0 up but 0xE2: the test
-/// [`wide_cased`]'s blocks must pass. Those bytes lead the characters of three and four bytes
-/// (Indic, Thai, CJK, Hangul), which it classes one by one: o200k Japanese went from 70 to 87
-/// ns a chunk when they tried the block path every 16 bytes. 0xE2 leads the quotes, dashes
-/// and symbols of Latin, Greek and Cyrillic text. (Hebrew and Arabic, of two bytes, pass
-/// since their `Lo` letters are classed.)
+/// Whether the first 16 bytes of `block` are ones [`wide_cased`] classes at once: the test
+/// its blocks must pass. Bytes from 0xF0 up lead the characters of four bytes (emoji, rare
+/// ideographs), which it classes one by one; so does it those of three bytes (Indic, Thai,
+/// CJK, Hangul: leads 0xE0 to 0xEF) unless `three_at_once`: o200k Japanese went from 70 to
+/// 87 ns a chunk when they tried the block path every 16 bytes one by one. Then only 0xE2
+/// passes of those, which leads the quotes, dashes and symbols of Latin, Greek and Cyrillic
+/// text. (Hebrew and Arabic, of two bytes, pass since their `Lo` letters are classed.)
 #[inline(always)]
-pub(super) fn cased_head(block: &[u8; BLOCK]) -> bool {
+pub(super) fn cased_head(block: &[u8; BLOCK], three_at_once: bool) -> bool {
     const ONES: u128 = u128::MAX / 0xFF;
     const HI: u128 = ONES * 0x80;
     const LOW7: u128 = ONES * 0x7F;
     let w = u128::from_le_bytes(block.first_chunk::<16>().copied().unwrap_or_default());
-    // Bytes >= 0xE0: the high bit, and the low seven bits >= 0x60 (no sum carries out of its
-    // byte: at most 0x7F + 0x20).
-    let from_e0 = ((w & LOW7) + ONES * 0x20) & w & HI;
+    // Bytes >= 0xF0, or >= 0xE0: the high bit, and the low seven bits >= 0x70 or 0x60 (no
+    // sum carries out of its byte: at most 0x7F + 0x20).
+    let from = |c: u8| ((w & LOW7) + ONES * u128::from(0x80 - (c & 0x7F))) & w & HI;
+    if three_at_once {
+        return from(0xF0) == 0;
+    }
     // Bytes that are 0xE2: not non-zero after the XOR.
     let x = w ^ (ONES * 0xE2);
     let e2 = !(((x & LOW7) + LOW7) | x) & HI;
-    from_e0 & !e2 == 0
+    from(0xE0) & !e2 == 0
 }
 
 /// Bit `k` set iff byte `k - 1` is in `set` (the class of the previous byte; nothing before
@@ -917,7 +1000,7 @@ mod tests {
             state ^= state << 17;
             state
         };
-        for _ in 0..20_000 {
+        for round in 0..20_000 {
             let mut text = String::new();
             // The edges of runs of letters (the CJK ideographs, Yi, Hangul) and of the hot
             // pages among them.
@@ -931,6 +1014,8 @@ mod tests {
                 let r = next();
                 let cp = match r % 8 {
                     0 => u32::from(b'a' + (r >> 8) as u8 % 26),
+                    // One round in four, only those led by 0xE2 (U+2000 to U+2FFF).
+                    _ if round % 4 == 0 => 0x2000 + (r >> 8) as u32 % 0x1000,
                     1 => edges[(r >> 8) as usize % edges.len()],
                     2 | 3 => {
                         (u32::from(HOT[(r >> 8) as usize % 4]) << 8) | ((r >> 16) as u32 % 0x100)
@@ -963,9 +1048,10 @@ mod tests {
                     "{text:?}"
                 );
                 // The tables class every character of a hot page or of a run of letters or
-                // of others, and right.
+                // of others, and right; none if all are led by 0xE2.
                 // SAFETY: as above.
-                let (l, o, classed) = unsafe { three_tables(&block, three) };
+                let ([l, o], classed) =
+                    unsafe { three_tables(&block, three, &WHOLE_RUNS, &HOT_PAGES) };
                 assert_eq!((l | o) & !classed, 0);
                 assert_eq!((l & !letter, o & !other), (0, 0), "{text:?}");
                 for p in (0..BLOCK).filter(|&p| three >> p & 1 == 1) {
@@ -978,8 +1064,9 @@ mod tests {
                         (cp >> 6 << 6..(cp >> 6 << 6) + 64).map(|c| class_of(c) & (L | OTHER));
                     let whole = run.clone().all(|c| c == L) || run.clone().all(|c| c == OTHER);
                     let hot = HOT.contains(&((cp >> 8) as u8));
-                    assert_eq!(classed >> p & 1 == 1, whole || hot, "{cp:#x}");
-                    if whole || hot {
+                    let only_e2 = (0..BLOCK).all(|q| three >> q & 1 == 0 || block[q] == 0xE2);
+                    assert_eq!(classed >> p & 1 == 1, (whole || hot) && !only_e2, "{cp:#x}");
+                    if classed >> p & 1 == 1 {
                         assert_eq!(l >> p & 1, letter >> p & 1, "{cp:#x}");
                         assert_eq!(o >> p & 1, other >> p & 1, "{cp:#x}");
                     }
@@ -1061,7 +1148,9 @@ mod tests {
                 let mut block = [b'a'; BLOCK];
                 block[pos] = c;
                 let want = pos >= 16 || c < 0xE0 || c == 0xE2;
-                assert_eq!(cased_head(&block), want, "byte {c:#x} at {pos}");
+                assert_eq!(cased_head(&block, false), want, "byte {c:#x} at {pos}");
+                let want = pos >= 16 || c < 0xF0;
+                assert_eq!(cased_head(&block, true), want, "byte {c:#x} at {pos}");
             }
         }
     }

@@ -85,99 +85,110 @@ pub(super) const HOT: [u8; 4] = {
     hot
 };
 
-/// Bit tables of the `HOT` pages: `HOT_PAGES[0]` the letters, `HOT_PAGES[1]` the others;
-/// page `p`'s 32 bytes at `32 * (p & 3)`, bit `cp & 7` of byte `(cp & 0xFF) >> 3` in them.
-pub(super) static HOT_PAGES: [[u8; 128]; 2] = {
-    let mut t = [[0u8; 128]; 2];
-    let mut k = 0;
-    while k < HOT.len() {
-        let mut low = 0;
-        while low < 256 {
-            let cp = ((HOT[k] as u32) << 8) | low;
-            let at = 32 * (HOT[k] as usize & 3) + (low as usize >> 3);
-            let class = BLOCKS[block_entry(cp)];
-            if class & L != 0 {
-                t[0][at] |= 1 << (low & 7);
-            }
-            if class & OTHER != 0 {
-                t[1][at] |= 1 << (low & 7);
-            }
-            low += 1;
-        }
-        k += 1;
-    }
-    t
-};
+/// The classes o200k's block path takes ([`blocks::wide_cased`](super::blocks::wide_cased)).
+const CASED: u8 = UP | LO | M | N | WS | OTHER;
 
-/// Bit tables of the three-byte characters by runs of 64 code points (U+0800 to U+FFFF, bit
-/// `(cp >> 6) & 7` of byte `cp >> 9`): `WHOLE_RUNS[0]` the runs that are all letters (the CJK
-/// ideographs, Hangul syllables, Yi), `WHOLE_RUNS[1]` those all others (box drawing, arrows,
-/// Braille...). The runs of U+0000 to U+07FF are empty.
-pub(super) static WHOLE_RUNS: [[u8; 128]; 2] = {
-    let mut t = [[0u8; 128]; 2];
-    let mut run = 0x800 >> 6;
-    while run < 0x1_0000 >> 6 {
-        let (mut letters, mut others) = (true, true);
-        let mut cp = run << 6;
-        while cp < (run + 1) << 6 {
-            let class = BLOCKS[block_entry(cp)] & (L | OTHER);
-            letters &= class == L;
-            others &= class == OTHER;
-            cp += 1;
-        }
-        if letters {
-            t[0][run as usize >> 3] |= 1 << (run & 7);
-        }
-        if others {
-            t[1][run as usize >> 3] |= 1 << (run & 7);
-        }
-        run += 1;
+/// The bit planes of the block path's tables a character of class `class` is in. Not `cased`
+/// (gpt2, cl100k; [`blocks::wide`](super::blocks::wide)): plane 0 the letters, plane 1 the
+/// others. `cased` (o200k; [`blocks::wide_cased`](super::blocks::wide_cased)), with `up` the
+/// letters only upper-ish, `lo` only lower-ish, `both` in both classes (`Lm`, `Lo`), `other`
+/// the others that are not marks, and `mark` the marks: plane 0 is `up | both | mark`, plane 1
+/// `lo | both`, plane 2 `other | mark` (so three lookups tell the five apart). In none:
+/// numbers and whitespace.
+const fn planes(class: u8, cased: bool) -> u8 {
+    if !cased {
+        return (class & L != 0) as u8 | ((class & OTHER != 0) as u8) << 1;
     }
-    t
-};
+    match class & CASED {
+        UP => 0b001,
+        LO => 0b010,
+        OTHER => 0b100,
+        c if c == UP | LO => 0b011,
+        c if c == UP | LO | M | OTHER => 0b101,
+        _ => 0,
+    }
+}
 
-/// A bit table of the code points of two bytes in UTF-8 (U+0080 to U+07FF) whose class bits
-/// under `mask` are `want`: bit `cp & 7` of byte `cp >> 3` (the first 16 bytes, ASCII, are
-/// empty).
-const fn two_byte_table(mask: u8, want: u8) -> [u8; 256] {
-    let mut t = [0u8; 256];
+/// Sets bit `k` of `t`'s `K` planes where `code` has bit `plane` set: bit `k & 7` of byte
+/// `k >> 3`.
+const fn set_planes<const K: usize, const N: usize>(t: &mut [[u8; N]; K], k: usize, code: u8) {
+    let mut plane = 0;
+    while plane < K {
+        if code >> plane & 1 != 0 {
+            t[plane][k >> 3] |= 1 << (k & 7);
+        }
+        plane += 1;
+    }
+}
+
+/// The two-byte characters' planes (U+0080 to U+07FF; see [`planes`]): bit `cp & 7` of byte
+/// `cp >> 3` (the first 16 bytes, ASCII, are empty).
+const fn two_byte<const K: usize>(cased: bool) -> [[u8; 256]; K] {
+    let mut t = [[0u8; 256]; K];
     let mut cp = 0x80;
     while cp < 0x800 {
-        if BLOCKS[block_entry(cp)] & mask == want {
-            t[cp as usize >> 3] |= 1 << (cp & 7);
-        }
+        set_planes(&mut t, cp, planes(BLOCKS[block_entry(cp as u32)], cased));
         cp += 1;
     }
     t
 }
 
-/// The two-byte letters, and others ([`blocks::wide`](super::blocks::wide)).
-pub(super) static TWO_BYTE: [[u8; 256]; 2] = [two_byte_table(L, L), two_byte_table(OTHER, OTHER)];
-
-/// The classes o200k's block path takes ([`blocks::wide_cased`](super::blocks::wide_cased)).
-const CASED: u8 = UP | LO | M | N | WS | OTHER;
-
-/// o200k's classes of the two-byte characters ([`blocks::wide_cased`](super::blocks::wide_cased))
-/// in three bit planes: with `up` the letters only upper-ish, `lo` only lower-ish, `both` in
-/// both classes (`Lm`, `Lo`), `other` the others that are not marks, and `mark` the marks,
-/// plane 0 is `up | both | mark`, plane 1 `lo | both`, plane 2 `other | mark` (so three
-/// lookups tell the five apart).
-pub(super) static TWO_BYTE_CASED: [[u8; 256]; 3] = {
-    let up = two_byte_table(CASED, UP);
-    let lo = two_byte_table(CASED, LO);
-    let both = two_byte_table(CASED, UP | LO);
-    let other = two_byte_table(CASED, OTHER);
-    let mark = two_byte_table(CASED, UP | LO | M | OTHER);
-    let mut t = [[0u8; 256]; 3];
+/// The `HOT` pages' planes: page `p`'s 256 bits at byte `32 * (p & 3)`, bit `cp & 7` of byte
+/// `(cp & 0xFF) >> 3` of them.
+const fn hot_pages<const K: usize>(cased: bool) -> [[u8; 128]; K] {
+    let mut t = [[0u8; 128]; K];
     let mut k = 0;
-    while k < 256 {
-        t[0][k] = up[k] | both[k] | mark[k];
-        t[1][k] = lo[k] | both[k];
-        t[2][k] = other[k] | mark[k];
+    while k < HOT.len() {
+        let mut low = 0;
+        while low < 256 {
+            let cp = ((HOT[k] as u32) << 8) | low as u32;
+            let code = planes(BLOCKS[block_entry(cp)], cased);
+            set_planes(&mut t, 256 * (HOT[k] as usize & 3) + low, code);
+            low += 1;
+        }
         k += 1;
     }
     t
-};
+}
+
+/// The three-byte characters' planes by runs of 64 code points whose classes are all in the
+/// same planes, and in some (U+0800 to U+FFFF: the CJK ideographs, Hangul syllables and Yi
+/// are letters; box drawing, arrows and Braille others): bit `(cp >> 6) & 7` of byte
+/// `cp >> 9`. The runs of U+0000 to U+07FF, and the mixed ones, are in no plane.
+const fn whole_runs<const K: usize>(cased: bool) -> [[u8; 128]; K] {
+    let mut t = [[0u8; 128]; K];
+    let mut run = 0x800 >> 6;
+    while run < 0x1_0000 >> 6 {
+        let code = planes(BLOCKS[block_entry(run << 6)], cased);
+        let mut cp = run << 6;
+        while cp < (run + 1) << 6 && planes(BLOCKS[block_entry(cp)], cased) == code {
+            cp += 1;
+        }
+        if cp == (run + 1) << 6 {
+            set_planes(&mut t, run as usize, code);
+        }
+        run += 1;
+    }
+    t
+}
+
+/// The two-byte letters, and others ([`blocks::wide`](super::blocks::wide)).
+pub(super) static TWO_BYTE: [[u8; 256]; 2] = two_byte(false);
+
+/// o200k's planes of the two-byte characters (see [`planes`]).
+pub(super) static TWO_BYTE_CASED: [[u8; 256]; 3] = two_byte(true);
+
+/// The `HOT` pages' letters and others ([`blocks::three_vbmi`](super::blocks::three_vbmi)).
+pub(super) static HOT_PAGES: [[u8; 128]; 2] = hot_pages(false);
+
+/// o200k's planes of the `HOT` pages.
+pub(super) static HOT_PAGES_CASED: [[u8; 128]; 3] = hot_pages(true);
+
+/// The runs of 64 three-byte code points all letters, and all others.
+pub(super) static WHOLE_RUNS: [[u8; 128]; 2] = whole_runs(false);
+
+/// o200k's planes of the runs of 64 three-byte code points all in the same ones.
+pub(super) static WHOLE_RUNS_CASED: [[u8; 128]; 3] = whole_runs(true);
 
 /// Class bits of an ASCII byte.
 #[inline(always)]

@@ -31,10 +31,25 @@ pub trait Isa: Copy {
         );
     }
 
-    /// The block's non-ASCII characters classified into `m` by case ([`blocks::wide_cased`]).
+    /// Whether [`Isa::wide_cased`] classes characters of three bytes all at once (else one
+    /// by one, which is slower than the per-character path: [`blocks::cased_head`]).
     #[inline(always)]
-    fn wide_cased(self, block: &[u8; BLOCK], m: &mut Masks) {
-        blocks::wide_cased(block, m, self.leads(block), |_, _| [0; 5]);
+    fn cased_three_at_once(self) -> bool {
+        false
+    }
+
+    /// The block's non-ASCII characters classified into `m` by case ([`blocks::wide_cased`];
+    /// `after_letter`: the byte before the block is a letter's).
+    #[inline(always)]
+    fn wide_cased(self, block: &[u8; BLOCK], m: &mut Masks, after_letter: bool) {
+        blocks::wide_cased(
+            block,
+            m,
+            self.leads(block),
+            after_letter,
+            |_, _| [0; 5],
+            |_, _| ([0; 5], 0),
+        );
     }
 
     /// `rest` (fewer than [`BLOCK`] bytes) followed by `pad` bytes up to a block.
@@ -176,13 +191,18 @@ impl Isa for Avx512 {
     }
 
     #[inline(always)]
-    fn wide_cased(self, block: &[u8; BLOCK], m: &mut Masks) {
+    fn cased_three_at_once(self) -> bool {
+        self.vbmi
+    }
+
+    #[inline(always)]
+    fn wide_cased(self, block: &[u8; BLOCK], m: &mut Masks, after_letter: bool) {
         #[cfg(not(target_arch = "x86_64"))]
-        return Baseline.wide_cased(block, m);
+        return Baseline.wide_cased(block, m, after_letter);
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as for `wide`.
         unsafe {
-            blocks::wide_cased_avx512(block, m, self.vbmi)
+            blocks::wide_cased_avx512(block, m, after_letter, self.vbmi)
         };
     }
 
@@ -250,10 +270,15 @@ mod tests {
     /// What [`Isa::wide`] (`cased` false) or [`Isa::wide_cased`] must make of `masks`, the
     /// ASCII masks of `block`, read from the class table one character at a time, as their
     /// docs say.
-    fn wide_by_their_contracts(block: &[u8; BLOCK], masks: Masks, cased: bool) -> Masks {
+    fn wide_by_their_contracts(
+        block: &[u8; BLOCK],
+        masks: Masks,
+        cased: bool,
+        after_letter: bool,
+    ) -> Masks {
         let (mut up, mut lo, mut other, mut cont) = (0u64, 0u64, 0u64, 0u64);
         // Whether the character before is a letter (for o200k, a mark after one too).
-        let mut after_letter = false;
+        let mut after_letter = after_letter;
         let mut p = 0;
         while p < BLOCK {
             let len = match block[p] {
@@ -315,21 +340,22 @@ mod tests {
             "a", "Z", " ", "1", ".", "\n", "é", "É", "ß", "Ж", "ж", "ω", "Ω", "ǅ", "ʰ", "\u{301}",
             "«", "\u{a0}", "\u{85}", "ب", "ـ", "٣", "\u{5b4}", "׳", "ա", "Ա", "\u{7ff}", "中",
             "の", "、", "ー", "\u{3000}", "０", "Ａ", "ａ", "K", "😀", "𝐀", "𝐚", "\u{93f}", "न",
+            "\u{94d}", "ｱ", "ア", "한", "ก", "\u{e31}", "๑", "〇", "─", "\u{3099}", "—",
         ];
         let mut state = 0x2545_F491_4F6C_DD1Du64;
-        type Wide = Box<dyn Fn(&[u8; BLOCK], &mut Masks, bool)>;
+        type Wide = Box<dyn Fn(&[u8; BLOCK], &mut Masks, bool, bool)>;
         let mut isas: Vec<(&str, Wide)> = vec![(
             "baseline",
-            Box::new(|b, m, cased| match cased {
-                true => Baseline.wide_cased(b, m),
+            Box::new(|b, m, cased, after| match cased {
+                true => Baseline.wide_cased(b, m, after),
                 false => Baseline.wide(b, m),
             }),
         )];
         if let Some(isa) = Avx2::detect() {
             isas.push((
                 "avx2",
-                Box::new(move |b, m, cased| match cased {
-                    true => isa.wide_cased(b, m),
+                Box::new(move |b, m, cased, after| match cased {
+                    true => isa.wide_cased(b, m, after),
                     false => isa.wide(b, m),
                 }),
             ));
@@ -339,8 +365,8 @@ mod tests {
                 let isa = Avx512 { vbmi };
                 isas.push((
                     if vbmi { "avx512 vbmi" } else { "avx512" },
-                    Box::new(move |b, m, cased| match cased {
-                        true => isa.wide_cased(b, m),
+                    Box::new(move |b, m, cased, after| match cased {
+                        true => isa.wide_cased(b, m, after),
                         false => isa.wide(b, m),
                     }),
                 ));
@@ -348,22 +374,27 @@ mod tests {
         }
         for round in 0..20_000 {
             let mut text = String::new();
-            // Mostly one script's letters in some rounds, so that wide_cased goes far.
-            let pick = if round % 2 == 0 { chars.len() } else { 16 };
+            // Mostly Latin, or mostly of three bytes, in some rounds, so that wide_cased
+            // goes far.
+            let pick = match round % 3 {
+                0 => 0..chars.len(),
+                1 => 0..16,
+                _ => 27..chars.len(),
+            };
             while text.len() < BLOCK {
                 state ^= state << 13;
                 state ^= state >> 7;
                 state ^= state << 17;
-                text += chars[(state % pick as u64) as usize];
+                text += chars[pick.start + (state % pick.len() as u64) as usize];
             }
             let block: &[u8; BLOCK] = text.as_bytes().first_chunk().unwrap();
             let masks = Baseline.masks(block);
-            for cased in [false, true] {
-                let want = wide_by_their_contracts(block, masks, cased);
+            for (cased, after) in [(false, false), (true, false), (true, true)] {
+                let want = wide_by_their_contracts(block, masks, cased, after);
                 for (name, wide) in &isas {
                     let mut m = masks;
-                    wide(block, &mut m, cased);
-                    assert_eq!(m, want, "{name} cased {cased} {text:?}");
+                    wide(block, &mut m, cased, after);
+                    assert_eq!(m, want, "{name} cased {cased} after {after} {text:?}");
                 }
             }
         }

@@ -378,9 +378,30 @@ trait Scanner {
     const CASED: bool = false;
 
     /// For a `WIDE` scanner: if the chunk that starts `at` bytes into a block (masks `m`) is
-    /// a run of letters, perhaps after a prefix, where in the block its letters start.
+    /// a run of letters (of [`Scanner::run_letters`]), perhaps after a prefix, where in the
+    /// block its letters start.
     fn letter_run(_m: &blocks::Masks, _at: u32) -> Option<u32> {
         None
+    }
+
+    /// The letters a run of [`Scanner::letter_run`] goes on through.
+    #[inline(always)]
+    fn run_letters(m: &blocks::Masks) -> u64 {
+        m.letter()
+    }
+
+    /// Whether such a run ends at byte `k` of a block (masks `m`), the first after it that
+    /// is not in [`Scanner::run_letters`], a character the masks classify.
+    #[inline(always)]
+    fn run_ends_at(_m: &blocks::Masks, _k: u32) -> bool {
+        true
+    }
+
+    /// The end of such a run's chunk, which starts at `start`, where the masks cannot tell:
+    /// from `at`, a character they do not classify (or the text's last bytes).
+    #[inline(always)]
+    fn finish_run(b: &[u8], _start: usize, at: usize) -> usize {
+        classes::run_swar(b, at, classes::L, classes::letter_lanes)
     }
 
     /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary of the text
@@ -429,13 +450,13 @@ fn scan<S: Scanner>(
                 scalar_until = b.len();
                 continue;
             };
-            if head::<S>(w) {
+            if head::<S>(isa, w) {
                 let mut m = isa.masks(w);
                 // Two copies of the step: in the one for blocks without non-ASCII bytes
                 // the compiler knows the masks `wide` fills are empty, and drops what
                 // they add to the rules (measured: 7% of the scanner's time on code).
                 let (s, run) = if S::WIDE && m.hi != 0 {
-                    classify_wide::<S>(isa, w, &mut m);
+                    classify_wide::<S>(isa, w, &mut m, false);
                     block_step::<S>(isa, b, i, &m, sink)
                 } else {
                     block_step::<S>(isa, b, i, &m, sink)
@@ -444,7 +465,7 @@ fn scan<S: Scanner>(
                     // The last chunk starts early and is a run of letters (as most long
                     // chunks of CJK text are): its end is found from these masks and the
                     // next blocks', and the next block starts there.
-                    let end = letter_run_end(isa, b, i, f, m);
+                    let end = letter_run_end::<S>(isa, b, s, i, f, m);
                     if end <= s || !text.is_char_boundary(end) {
                         return Err(internal_error(s));
                     }
@@ -474,12 +495,17 @@ fn scan<S: Scanner>(
 }
 
 /// The non-ASCII characters of block `w` classified into its masks `m`, as a `WIDE`
-/// scanner's classes need: by case for o200k ([`blocks::wide_cased`]), else not
-/// ([`blocks::wide`]).
+/// scanner's classes need: by case for o200k ([`blocks::wide_cased`]; `after_letter`: the
+/// byte before the block is a letter's), else not ([`blocks::wide`]).
 #[inline(always)]
-fn classify_wide<S: Scanner>(isa: impl isa::Isa, w: &[u8; blocks::BLOCK], m: &mut blocks::Masks) {
+fn classify_wide<S: Scanner>(
+    isa: impl isa::Isa,
+    w: &[u8; blocks::BLOCK],
+    m: &mut blocks::Masks,
+    after_letter: bool,
+) {
     if S::CASED {
-        isa.wide_cased(w, m);
+        isa.wide_cased(w, m, after_letter);
     } else {
         isa.wide(w, m);
     }
@@ -488,10 +514,10 @@ fn classify_wide<S: Scanner>(isa: impl isa::Isa, w: &[u8; blocks::BLOCK], m: &mu
 /// Whether the block `w` takes the block path: blocks whose head the scanner cannot classify
 /// go per character at once.
 #[inline(always)]
-fn head<S: Scanner>(w: &[u8; blocks::BLOCK]) -> bool {
+fn head<S: Scanner>(isa: impl isa::Isa, w: &[u8; blocks::BLOCK]) -> bool {
     match (S::WIDE, S::CASED) {
         (true, false) => true,
-        (true, true) => blocks::ascii_head(w) || blocks::cased_head(w),
+        (true, true) => blocks::ascii_head(w) || blocks::cased_head(w, isa.cased_three_at_once()),
         (false, _) => blocks::ascii_head(w),
     }
 }
@@ -523,12 +549,12 @@ fn tail_step<S: Scanner>(
         return i;
     }
     let w = isa.padded(rest, b'\n');
-    if !head::<S>(&w) {
+    if !head::<S>(isa, &w) {
         return i;
     }
     let mut m = isa.masks(&w);
     if S::WIDE && m.hi != 0 {
-        classify_wide::<S>(isa, &w, &mut m);
+        classify_wide::<S>(isa, &w, &mut m, false);
     }
     // The starts inside the text; bit 0 is `i`.
     let starts = S::block(&w, 0, &m) & !1 & ((1u64 << rest.len()) - 1);
@@ -564,29 +590,35 @@ fn block_step<S: Scanner>(
     (s, run)
 }
 
-/// End of the run of letters (gpt2's and cl100k's `\p{L}++`) that starts `f` bytes into the
-/// block at `i`, whose masks (with [`blocks::wide`]) are `m`: the first byte after it that is
-/// not a letter, block by block; where that is a character the masks leave unclassified
-/// before the block's last three bytes (or the text has less than a block left), per
-/// character from there.
+/// End of the chunk at `start` that is a run of letters ([`Scanner::letter_run`]: gpt2's and
+/// cl100k's `\p{L}++`, o200k's `Lo` and `Lm` letters) from `f` bytes into the block at `i`,
+/// whose masks (with [`blocks::wide`] or [`blocks::wide_cased`]) are `m`: the first byte
+/// after it not in [`Scanner::run_letters`], block by block, if the run ends there
+/// ([`Scanner::run_ends_at`]); where that is a character the masks leave unclassified
+/// before the block's last three bytes (or the text has less than a block left), or one
+/// where the run may not end, per character ([`Scanner::finish_run`]).
 #[inline(always)]
-fn letter_run_end(
+fn letter_run_end<S: Scanner>(
     isa: impl isa::Isa,
     b: &[u8],
+    start: usize,
     mut i: usize,
     f: u32,
     mut m: blocks::Masks,
 ) -> usize {
     let mut from = f;
     loop {
-        let stop = !m.letter() & (u64::MAX << from);
+        let stop = !S::run_letters(&m) & (u64::MAX << from);
         if stop != 0 {
             let k = stop.trailing_zeros() as usize;
             if m.hi >> k & 1 == 0 {
-                return i + k;
+                if S::run_ends_at(&m, k as u32) {
+                    return i + k;
+                }
+                return S::finish_run(b, start, i + k);
             }
             if k + 3 < blocks::BLOCK {
-                return classes::run_swar(b, i + k, classes::L, classes::letter_lanes);
+                return S::finish_run(b, start, i + k);
             }
             // An unclassified character in the block's last three bytes, as a rule one the
             // block cuts (so in two of three runs of CJK letters that cross a block's end):
@@ -601,11 +633,12 @@ fn letter_run_end(
             .get(i..)
             .and_then(|r| r.first_chunk::<{ blocks::BLOCK }>())
         else {
-            return classes::run_swar(b, i, classes::L, classes::letter_lanes);
+            return S::finish_run(b, start, i);
         };
         m = isa.masks(w);
         if m.hi != 0 {
-            isa.wide(w, &mut m);
+            // The run's letters reach the byte before it.
+            classify_wide::<S>(isa, w, &mut m, true);
         }
         from = 0;
     }
@@ -849,7 +882,8 @@ mod tests {
             "é", "ſ", "\u{a0}", "\u{301}", "中", "\u{85}", "\u{2028}", "Ⅻ", "٣", "、", "。", "「",
             "東", "の", "\u{3000}", "０", "😀", "𝐀", "Ж", "«", "—", "\u{93f}", "न", "한",
             "\u{e31}", "K", "É", "ǅ", "ʰ", "ω", "ß", "ب", "ـ", "ש", "\u{5b4}", "׳", "ա", "Ա", "ς",
-            "¿", "\u{7ff}",
+            "¿", "\u{7ff}", "ー", "ア", "ｱ", "Ａ", "ａ", "\u{94d}", "\u{902}", "क", "१", "ก", "๑",
+            "\u{3099}", "〇", "─",
         ];
         let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
         for round in 0..60_000 {
@@ -878,22 +912,26 @@ mod tests {
         }
     }
 
-    /// The same on runs of letters of three bytes (CJK) long enough to cross blocks, where a
-    /// block's end cuts a character in two of three places (`letter_run_end`), between
-    /// punctuation, spaces and numbers.
+    /// The same on runs of letters of three bytes (CJK, Thai and its marks) long enough to
+    /// cross blocks, where a block's end cuts a character in two of three places
+    /// (`letter_run_end`), between punctuation, spaces, numbers, contractions and Latin.
     #[test]
     fn block_path_equals_per_character_path_on_long_letter_runs() {
-        let letters = ["中", "の", "ー", "東", "한", "ア", "a", "é"];
-        let between = ["、", "。", " ", "\n", "1", "「", "\u{3000}", " a"];
+        let letters = [
+            "中", "の", "ー", "東", "한", "ア", "ก", "\u{e31}", "\u{e48}", "a", "é", "A",
+        ];
+        let between = [
+            "、", "。", " ", "\n", "1", "「", "\u{3000}", " a", "'s", "'", "A", "Ab", "\u{e31}",
+        ];
         let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         for _ in 0..3_000 {
             let mut text = String::new();
             while text.len() < 400 {
                 for _ in 0..next() % 70 {
-                    // CJK, but one in eight a letter of one or two bytes.
+                    // Three bytes, but one in eight a letter of one or two bytes.
                     let k = match next() % 8 {
-                        0 => 6 + next() % 2,
-                        _ => next() % 6,
+                        0 => 9 + next() % 3,
+                        _ => next() % 9,
                     };
                     text += letters[k as usize];
                 }
@@ -903,6 +941,8 @@ mod tests {
             assert_eq!(blocks, per_char, "gpt2 {text:?}");
             let (blocks, per_char) = both_paths::<cl100k::Cl100k>(&text);
             assert_eq!(blocks, per_char, "cl100k {text:?}");
+            let (blocks, per_char) = both_paths::<o200k::O200k>(&text);
+            assert_eq!(blocks, per_char, "o200k {text:?}");
         }
     }
 

@@ -20,7 +20,8 @@
 //! (`\s*[\r\n]+`), else to the end of the text, else give back their last character.
 
 use super::blocks::{
-    after_line_ends, common_limit, contractions, digit_groups, prev, whole_chars, Masks,
+    after_line_ends, common_limit, contractions, digit_groups, letter_run_at, prev, whole_chars,
+    Masks,
 };
 use super::classes::{
     class_at, contraction_ci, lower_lanes, run, run_swar, skip_ascii, spaces, upper_lanes, CRLF,
@@ -96,6 +97,31 @@ pub(super) struct O200k;
 impl Scanner for O200k {
     const WIDE: bool = true;
     const CASED: bool = true;
+
+    /// A run of letters in both classes (`Lo`, `Lm`: CJK, Thai, Hindi...; and the marks after
+    /// them), or a prefix and such a run (`P?U*W+`: the prefix is one character, other or
+    /// whitespace but not a line end).
+    #[inline(always)]
+    fn letter_run(m: &Masks, at: u32) -> Option<u32> {
+        letter_run_at(m, m.up & m.lo, at, m.blank() | m.other())
+    }
+
+    #[inline(always)]
+    fn run_letters(m: &Masks) -> u64 {
+        m.up & m.lo
+    }
+
+    /// `U*W+` ends after the run unless a letter (`中a`, `中Ab` go on) or a contraction
+    /// follows it.
+    #[inline(always)]
+    fn run_ends_at(m: &Masks, k: u32) -> bool {
+        (m.letter() | m.apos) >> k & 1 == 0
+    }
+
+    #[inline(always)]
+    fn finish_run(b: &[u8], start: usize, _at: usize) -> usize {
+        next(b, start)
+    }
 
     #[inline(always)]
     fn next(b: &[u8], i: usize) -> usize {

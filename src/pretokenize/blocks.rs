@@ -673,29 +673,37 @@ static NEXT_BYTE: [u8; BLOCK] = {
 #[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
 #[inline]
 pub(super) unsafe fn wide_avx512(block: &[u8; BLOCK], m: &mut Masks, vbmi: bool) {
+    if vbmi {
+        // SAFETY: the caller's promise.
+        return unsafe { wide_vbmi(block, m) };
+    }
+    wide(block, m, leads_avx512(block), one_by_one, one_by_one);
+}
+
+/// [`wide`] with AVX-512 VBMI: a function of its own, compiled with VBMI, so that
+/// [`two_vbmi`] and [`three_vbmi`] are inlined into it.
+///
+/// # Safety
+/// The CPU has AVX-512F, BW and VBMI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx2,bmi1,bmi2,lzcnt,popcnt")]
+#[inline]
+unsafe fn wide_vbmi(block: &[u8; BLOCK], m: &mut Masks) {
     wide(
         block,
         m,
         leads_avx512(block),
+        // SAFETY: the caller's promise.
         |block, leads| {
-            if vbmi {
-                // SAFETY: the caller's promise.
-                let [letter, other] = unsafe { two_vbmi(block, leads, &TWO_BYTE) };
-                return (letter, other);
-            }
-            one_by_one(block, leads)
+            let [letter, other] = unsafe { two_vbmi(block, leads, &TWO_BYTE) };
+            (letter, other)
         },
-        |block, leads| {
-            if vbmi {
-                // SAFETY: the caller's promise.
-                return unsafe { three_vbmi(block, leads) };
-            }
-            one_by_one(block, leads)
-        },
+        // SAFETY: the caller's promise.
+        |block, leads| unsafe { three_vbmi(block, leads) },
     );
 }
 
-/// [`wide_cased`] with AVX-512 (and [`two_vbmi`] if `vbmi`).
+/// [`wide_cased`] with AVX-512 (and [`two_vbmi`] and [`three_tables`] if `vbmi`).
 ///
 /// # Safety
 /// The CPU has AVX-512F and BW, and VBMI if `vbmi`.
@@ -708,6 +716,24 @@ pub(super) unsafe fn wide_cased_avx512(
     after_letter: bool,
     vbmi: bool,
 ) {
+    if vbmi {
+        // SAFETY: the caller's promise.
+        return unsafe { wide_cased_vbmi(block, m, after_letter) };
+    }
+    let none = |_: &[u8; BLOCK], _| [0; 5];
+    wide_cased(block, m, leads_avx512(block), after_letter, none, |_, _| {
+        ([0; 5], 0)
+    });
+}
+
+/// [`wide_cased`] with AVX-512 VBMI (see [`wide_vbmi`]).
+///
+/// # Safety
+/// The CPU has AVX-512F, BW and VBMI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[inline]
+unsafe fn wide_cased_vbmi(block: &[u8; BLOCK], m: &mut Masks, after_letter: bool) {
     // The classes from the planes' codes (see `classes::planes`).
     let classes = |[p0, p1, p2]: [u64; 3]| [p0 & !p1 & !p2, p1 & !p0, p2 & !p0, p0 & p1, p0 & p2];
     wide_cased(
@@ -715,19 +741,13 @@ pub(super) unsafe fn wide_cased_avx512(
         m,
         leads_avx512(block),
         after_letter,
-        |block, leads| match vbmi {
+        // SAFETY: the caller's promise.
+        |block, leads| classes(unsafe { two_vbmi(block, leads, &TWO_BYTE_CASED) }),
+        |block, leads| {
             // SAFETY: the caller's promise.
-            true => classes(unsafe { two_vbmi(block, leads, &TWO_BYTE_CASED) }),
-            false => [0; 5],
-        },
-        |block, leads| match vbmi {
-            true => {
-                // SAFETY: the caller's promise.
-                let (planes, classed) =
-                    unsafe { three_tables(block, leads, &WHOLE_RUNS_CASED, &HOT_PAGES_CASED) };
-                (classes(planes), classed)
-            }
-            false => ([0; 5], 0),
+            let (planes, classed) =
+                unsafe { three_tables(block, leads, &WHOLE_RUNS_CASED, &HOT_PAGES_CASED) };
+            (classes(planes), classed)
         },
     );
 }

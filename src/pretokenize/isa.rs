@@ -47,8 +47,8 @@ pub trait Isa: Copy {
             m,
             self.leads(block),
             after_letter,
-            |_, _| [0; 5],
-            |_, _| ([0; 5], 0),
+            blocks::none_two,
+            blocks::none_three,
         );
     }
 

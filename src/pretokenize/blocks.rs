@@ -680,30 +680,27 @@ static NEXT_BYTE: [u8; BLOCK] = {
     t
 };
 
-/// [`wide`] with AVX-512 (and [`two_vbmi`] and [`three_vbmi`] if `vbmi`).
+/// [`wide`] with AVX-512, characters of two and three bytes one by one.
 ///
 /// # Safety
-/// The CPU has AVX-512F and BW, and VBMI if `vbmi`.
+/// The CPU has AVX-512F and BW.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
 #[inline]
-pub(super) unsafe fn wide_avx512(block: &[u8; BLOCK], m: &mut Masks, vbmi: bool) {
-    if vbmi {
-        // SAFETY: the caller's promise.
-        return unsafe { wide_vbmi(block, m) };
-    }
+pub(super) unsafe fn wide_avx512(block: &[u8; BLOCK], m: &mut Masks) {
     wide(block, m, leads_avx512(block), one_by_one, one_by_one);
 }
 
-/// [`wide`] with AVX-512 VBMI: a function of its own, compiled with VBMI, so that
-/// [`two_vbmi`] and [`three_vbmi`] are inlined into it.
+/// [`wide`] with AVX-512 VBMI: characters of two bytes by [`two_vbmi`], of three by
+/// [`three_vbmi`]. Not compiled for those features itself but always inlined, into the copies
+/// of the scanner compiled for them ([`Avx512Vbmi`](super::isa::Avx512Vbmi)), so that
+/// `two_vbmi` and `three_vbmi` are inlined there too.
 ///
 /// # Safety
 /// The CPU has AVX-512F, BW and VBMI.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx2,bmi1,bmi2,lzcnt,popcnt")]
-#[inline]
-unsafe fn wide_vbmi(block: &[u8; BLOCK], m: &mut Masks) {
+#[inline(always)]
+pub(super) unsafe fn wide_vbmi(block: &[u8; BLOCK], m: &mut Masks) {
     wide(
         block,
         m,
@@ -718,23 +715,14 @@ unsafe fn wide_vbmi(block: &[u8; BLOCK], m: &mut Masks) {
     );
 }
 
-/// [`wide_cased`] with AVX-512 (and [`two_vbmi`] and [`three_tables`] if `vbmi`).
+/// [`wide_cased`] with AVX-512, characters of two and three bytes not classed at once.
 ///
 /// # Safety
-/// The CPU has AVX-512F and BW, and VBMI if `vbmi`.
+/// The CPU has AVX-512F and BW.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
-pub(super) unsafe fn wide_cased_avx512(
-    block: &[u8; BLOCK],
-    m: &mut Masks,
-    after_letter: bool,
-    vbmi: bool,
-) {
-    if vbmi {
-        // SAFETY: the caller's promise.
-        return unsafe { wide_cased_vbmi(block, m, after_letter) };
-    }
+pub(super) unsafe fn wide_cased_avx512(block: &[u8; BLOCK], m: &mut Masks, after_letter: bool) {
     wide_cased(
         block,
         m,
@@ -745,14 +733,14 @@ pub(super) unsafe fn wide_cased_avx512(
     );
 }
 
-/// [`wide_cased`] with AVX-512 VBMI (see [`wide_vbmi`]).
+/// [`wide_cased`] with AVX-512 VBMI: characters of two bytes by [`two_vbmi`], of three by
+/// [`three_tables`]; always inlined, as [`wide_vbmi`] is.
 ///
 /// # Safety
 /// The CPU has AVX-512F, BW and VBMI.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-#[inline]
-unsafe fn wide_cased_vbmi(block: &[u8; BLOCK], m: &mut Masks, after_letter: bool) {
+#[inline(always)]
+pub(super) unsafe fn wide_cased_vbmi(block: &[u8; BLOCK], m: &mut Masks, after_letter: bool) {
     // The classes from the planes' codes (see `classes::planes`).
     let classes = |[p0, p1, p2]: [u64; 3]| [p0 & !p1 & !p2, p1 & !p0, p2 & !p0, p0 & p1, p0 & p2];
     wide_cased(

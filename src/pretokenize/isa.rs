@@ -1,6 +1,7 @@
 //! The instruction set a scanner's block path runs on, chosen once per call rather than per
 //! block: a zero-sized token per level, of which only [`Baseline`] can be made without
-//! checking the CPU, so holding an [`Avx2`] or [`Avx512`] proves the CPU has its features.
+//! checking the CPU, so holding an [`Avx2`], [`Avx512`] or [`Avx512Vbmi`] proves the CPU has
+//! its features.
 //! The encoder (`Encoder::encode_in_batches`) and the splitter (`Splitter::split_bounds`) pass
 //! the token of the copy they run, compiled with the same features, so every intrinsic below
 //! is inlined into that copy.
@@ -83,11 +84,15 @@ pub struct Baseline;
 #[derive(Clone, Copy, Debug)]
 pub struct Avx2(());
 
-/// x86-64-v3 and AVX-512F and BW; `vbmi` if the CPU also has AVX-512 VBMI.
+/// x86-64-v3 and AVX-512F and BW.
 #[derive(Clone, Copy, Debug)]
-pub struct Avx512 {
-    vbmi: bool,
-}
+pub struct Avx512(());
+
+/// [`Avx512`] and AVX-512 VBMI: characters of two and three bytes classed by bit tables
+/// ([`blocks::wide_vbmi`]). A token of its own, not a flag of [`Avx512`]'s, so that the copies
+/// of the scanner compiled for it inline those (`Encoder::encode_in_batches_v4_vbmi`).
+#[derive(Clone, Copy, Debug)]
+pub struct Avx512Vbmi(());
 
 impl Avx2 {
     /// The token, if the CPU has the features.
@@ -115,9 +120,19 @@ impl Avx512 {
             && std::is_x86_feature_detected!("avx512bw")
             && Avx2::detect().is_some()
         {
-            return Some(Avx512 {
-                vbmi: std::is_x86_feature_detected!("avx512vbmi"),
-            });
+            return Some(Avx512(()));
+        }
+        None
+    }
+}
+
+impl Avx512Vbmi {
+    /// The token, if the CPU has the features.
+    #[inline]
+    pub fn detect() -> Option<Avx512Vbmi> {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512vbmi") && Avx512::detect().is_some() {
+            return Some(Avx512Vbmi(()));
         }
         None
     }
@@ -183,16 +198,10 @@ impl Isa for Avx512 {
         #[cfg(not(target_arch = "x86_64"))]
         return Baseline.wide(block, m);
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: the token exists only where the CPU has AVX-512F and BW (and BMI2), and has
-        // `vbmi` only where it has VBMI.
+        // SAFETY: the token exists only where the CPU has AVX-512F and BW (and BMI2).
         unsafe {
-            blocks::wide_avx512(block, m, self.vbmi)
+            blocks::wide_avx512(block, m)
         };
-    }
-
-    #[inline(always)]
-    fn cased_three_at_once(self) -> bool {
-        self.vbmi
     }
 
     #[inline(always)]
@@ -202,7 +211,7 @@ impl Isa for Avx512 {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as for `wide`.
         unsafe {
-            blocks::wide_cased_avx512(block, m, after_letter, self.vbmi)
+            blocks::wide_cased_avx512(block, m, after_letter)
         };
     }
 
@@ -211,6 +220,55 @@ impl Isa for Avx512 {
     fn positions(self, to: &mut [usize; POSITIONS_ROOM], base: usize, bits: u64) {
         // SAFETY: the token exists only where the CPU has AVX-512F.
         unsafe { compressed(to, base, bits) };
+    }
+}
+
+impl Isa for Avx512Vbmi {
+    #[inline(always)]
+    fn masks(self, block: &[u8; BLOCK]) -> Masks {
+        Avx512(()).masks(block)
+    }
+
+    #[inline(always)]
+    fn padded(self, rest: &[u8], pad: u8) -> [u8; BLOCK] {
+        Avx512(()).padded(rest, pad)
+    }
+
+    #[inline(always)]
+    fn leads(self, block: &[u8; BLOCK]) -> Leads {
+        Avx512(()).leads(block)
+    }
+
+    #[inline(always)]
+    fn wide(self, block: &[u8; BLOCK], m: &mut Masks) {
+        #[cfg(not(target_arch = "x86_64"))]
+        return Baseline.wide(block, m);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the token exists only where the CPU has AVX-512F, BW and VBMI (and BMI2).
+        unsafe {
+            blocks::wide_vbmi(block, m)
+        };
+    }
+
+    #[inline(always)]
+    fn cased_three_at_once(self) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    fn wide_cased(self, block: &[u8; BLOCK], m: &mut Masks, after_letter: bool) {
+        #[cfg(not(target_arch = "x86_64"))]
+        return Baseline.wide_cased(block, m, after_letter);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as for `wide`.
+        unsafe {
+            blocks::wide_cased_vbmi(block, m, after_letter)
+        };
+    }
+
+    #[inline(always)]
+    fn positions(self, to: &mut [usize; POSITIONS_ROOM], base: usize, bits: u64) {
+        Avx512(()).positions(to, base, bits)
     }
 }
 
@@ -361,16 +419,22 @@ mod tests {
             ));
         }
         if let Some(isa) = Avx512::detect() {
-            for vbmi in [false, isa.vbmi] {
-                let isa = Avx512 { vbmi };
-                isas.push((
-                    if vbmi { "avx512 vbmi" } else { "avx512" },
-                    Box::new(move |b, m, cased, after| match cased {
-                        true => isa.wide_cased(b, m, after),
-                        false => isa.wide(b, m),
-                    }),
-                ));
-            }
+            isas.push((
+                "avx512",
+                Box::new(move |b, m, cased, after| match cased {
+                    true => isa.wide_cased(b, m, after),
+                    false => isa.wide(b, m),
+                }),
+            ));
+        }
+        if let Some(isa) = Avx512Vbmi::detect() {
+            isas.push((
+                "avx512 vbmi",
+                Box::new(move |b, m, cased, after| match cased {
+                    true => isa.wide_cased(b, m, after),
+                    false => isa.wide(b, m),
+                }),
+            ));
         }
         for round in 0..20_000 {
             let mut text = String::new();
@@ -432,6 +496,12 @@ mod tests {
         }
         if let Some(isa) = Avx512::detect() {
             check(&|to, base, bits| isa.positions(to, base, bits), "avx512");
+        }
+        if let Some(isa) = Avx512Vbmi::detect() {
+            check(
+                &|to, base, bits| isa.positions(to, base, bits),
+                "avx512 vbmi",
+            );
         }
     }
 }

@@ -203,6 +203,11 @@ impl Splitter {
     #[inline(always)]
     pub fn split_bounds(&self, text: &str, f: impl FnMut(&[usize])) -> Result<(), Error> {
         #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = isa::Avx512Vbmi::detect() {
+            // SAFETY: the token proves the CPU has the function's features.
+            return unsafe { self.split_bounds_v4_vbmi(isa, text, f) };
+        }
+        #[cfg(target_arch = "x86_64")]
         if let Some(isa) = isa::Avx512::detect() {
             // SAFETY: the token proves the CPU has the function's features.
             return unsafe { self.split_bounds_v4(isa, text, f) };
@@ -239,6 +244,23 @@ impl Splitter {
     unsafe fn split_bounds_v4(
         &self,
         isa: isa::Avx512,
+        text: &str,
+        f: impl FnMut(&[usize]),
+    ) -> Result<(), Error> {
+        self.split_bounds_on(isa, text, f)
+    }
+
+    /// [`Splitter::split_bounds_on`] compiled for x86-64-v3 with AVX-512F, BW and VBMI: the
+    /// bit tables of characters of two and three bytes (`blocks::wide_vbmi`) inlined into the
+    /// scan.
+    ///
+    /// # Safety
+    /// Only for CPUs with the features below (`isa` proves it).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx2,bmi1,bmi2,lzcnt,popcnt")]
+    unsafe fn split_bounds_v4_vbmi(
+        &self,
+        isa: isa::Avx512Vbmi,
         text: &str,
         f: impl FnMut(&[usize]),
     ) -> Result<(), Error> {
@@ -861,6 +883,9 @@ mod tests {
         }
         if let Some(isa) = isa::Avx512::detect() {
             assert!(bounds::<S>(isa, text) == blocks, "AVX-512 {text:?}");
+        }
+        if let Some(isa) = isa::Avx512Vbmi::detect() {
+            assert!(bounds::<S>(isa, text) == blocks, "AVX-512 VBMI {text:?}");
         }
         (blocks, bounds::<PerChar<S>>(isa::Baseline, text))
     }

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import sysconfig
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -349,3 +350,40 @@ def test_repr_and_equality():
     assert "gpt2" in repr(a)
     assert a == b  # same ranks, pattern and specials under two names
     assert a != tokenmill.load("cl100k_base")
+
+
+def test_long_inputs_let_other_python_threads_run():
+    """Encoding, counting and decoding a long input run with the GIL released, so another
+    Python thread goes on meanwhile (a short input keeps it: `detached` in src/py/mod.rs).
+    The other thread stamps the time as it spins; some stamp must fall in the middle half of
+    each call."""
+    enc = tokenmill.load("gpt2")
+    text = bundled_corpus("holmes") * 2
+    ids = enc.encode_ordinary(text)
+    calls = {
+        "encode_ordinary": lambda: enc.encode_ordinary(text),
+        "encode": lambda: enc.encode(text),
+        "encode_to_numpy": lambda: enc.encode_to_numpy(text),
+        "count": lambda: enc.count(text),
+        "decode": lambda: enc.decode(ids),
+    }
+    for name, call in calls.items():
+        stamps: list[float] = []
+        stop = threading.Event()
+
+        def spin(stamps=stamps, stop=stop):
+            while not stop.is_set():
+                stamps.append(time.perf_counter())
+
+        spinner = threading.Thread(target=spin)
+        spinner.start()
+        while not stamps:
+            time.sleep(0.001)
+        start = time.perf_counter()
+        call()
+        end = time.perf_counter()
+        stop.set()
+        spinner.join()
+        quarter = (end - start) / 4
+        inside = [s for s in stamps if start + quarter < s < end - quarter]
+        assert inside, f"{name}: no other thread ran during {end - start:.4f} s"

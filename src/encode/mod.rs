@@ -995,6 +995,46 @@ pub(crate) mod tests {
             state ^= state << 17;
             text.push_str(atoms[(state >> 40) as usize % atoms.len()]);
         }
+        // Every compiled copy of the encoding loop this CPU can run.
+        type Run = Box<dyn Fn(&Encoder, &str, &mut Vec<u32>)>;
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        let mut copies: Vec<(&str, Run)> = vec![(
+            "baseline",
+            Box::new(|enc, text, out| {
+                enc.encode_in_batches_baseline(text, out, &mut |_| {})
+                    .unwrap()
+            }),
+        )];
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = Avx2::detect() {
+            copies.push((
+                "x86-64-v3",
+                Box::new(move |enc, text, out| {
+                    // SAFETY: the token proves the CPU has the features.
+                    unsafe { enc.encode_in_batches_v3(isa, text, out, &mut |_| {}) }.unwrap()
+                }),
+            ));
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = Avx512::detect() {
+            copies.push((
+                "x86-64-v4",
+                Box::new(move |enc, text, out| {
+                    // SAFETY: the token proves the CPU has the features.
+                    unsafe { enc.encode_in_batches_v4(isa, text, out, &mut |_| {}) }.unwrap()
+                }),
+            ));
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(isa) = Avx512Vbmi::detect() {
+            copies.push((
+                "x86-64-v4 with VBMI",
+                Box::new(move |enc, text, out| {
+                    // SAFETY: the token proves the CPU has the features.
+                    unsafe { enc.encode_in_batches_v4_vbmi(isa, text, out, &mut |_| {}) }.unwrap()
+                }),
+            ));
+        }
         for pattern in ["gpt2", "cl100k", "o200k"] {
             let fresh = || Encoder::new(vocab.clone(), Splitter::new(pattern).unwrap(), &[]);
             let enc = fresh().unwrap();
@@ -1003,48 +1043,14 @@ pub(crate) mod tests {
                 enc.encode_chunk(chunk.as_bytes(), &mut want);
             }
             for round in ["cold", "warm"] {
-                let mut got = Vec::new();
-                let enc = fresh().unwrap();
-                enc.encode_in_batches_baseline(&text, &mut got, &mut |_| {})
-                    .unwrap();
-                if round == "warm" {
-                    got.clear();
-                    enc.encode_in_batches_baseline(&text, &mut got, &mut |_| {})
-                        .unwrap();
-                }
-                assert!(got == want, "{pattern}, baseline, {round}");
-                #[cfg(target_arch = "x86_64")]
-                if let Some(isa) = Avx2::detect() {
+                for (copy, run) in &copies {
                     let enc = fresh().unwrap();
+                    let mut got = Vec::new();
                     for _ in 0..1 + usize::from(round == "warm") {
                         got.clear();
-                        // SAFETY: the token proves the CPU has the features.
-                        unsafe { enc.encode_in_batches_v3(isa, &text, &mut got, &mut |_| {}) }
-                            .unwrap();
+                        run(&enc, &text, &mut got);
                     }
-                    assert!(got == want, "{pattern}, x86-64-v3, {round}");
-                }
-                #[cfg(target_arch = "x86_64")]
-                if let Some(isa) = Avx512::detect() {
-                    let enc = fresh().unwrap();
-                    for _ in 0..1 + usize::from(round == "warm") {
-                        got.clear();
-                        // SAFETY: the token proves the CPU has the features.
-                        unsafe { enc.encode_in_batches_v4(isa, &text, &mut got, &mut |_| {}) }
-                            .unwrap();
-                    }
-                    assert!(got == want, "{pattern}, x86-64-v4, {round}");
-                }
-                #[cfg(target_arch = "x86_64")]
-                if let Some(isa) = Avx512Vbmi::detect() {
-                    let enc = fresh().unwrap();
-                    for _ in 0..1 + usize::from(round == "warm") {
-                        got.clear();
-                        // SAFETY: the token proves the CPU has the features.
-                        unsafe { enc.encode_in_batches_v4_vbmi(isa, &text, &mut got, &mut |_| {}) }
-                            .unwrap();
-                    }
-                    assert!(got == want, "{pattern}, x86-64-v4 with VBMI, {round}");
+                    assert!(got == want, "{pattern}, {copy}, {round}");
                 }
             }
         }

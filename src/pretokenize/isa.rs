@@ -402,39 +402,21 @@ mod tests {
         ];
         let mut state = 0x2545_F491_4F6C_DD1Du64;
         type Wide = Box<dyn Fn(&[u8; BLOCK], &mut Masks, bool, bool)>;
-        let mut isas: Vec<(&str, Wide)> = vec![(
-            "baseline",
-            Box::new(|b, m, cased, after| match cased {
-                true => Baseline.wide_cased(b, m, after),
-                false => Baseline.wide(b, m),
-            }),
-        )];
+        fn wide_of(isa: impl Isa + 'static) -> Wide {
+            Box::new(move |b, m, cased, after| match cased {
+                true => isa.wide_cased(b, m, after),
+                false => isa.wide(b, m),
+            })
+        }
+        let mut isas: Vec<(&str, Wide)> = vec![("baseline", wide_of(Baseline))];
         if let Some(isa) = Avx2::detect() {
-            isas.push((
-                "avx2",
-                Box::new(move |b, m, cased, after| match cased {
-                    true => isa.wide_cased(b, m, after),
-                    false => isa.wide(b, m),
-                }),
-            ));
+            isas.push(("avx2", wide_of(isa)));
         }
         if let Some(isa) = Avx512::detect() {
-            isas.push((
-                "avx512",
-                Box::new(move |b, m, cased, after| match cased {
-                    true => isa.wide_cased(b, m, after),
-                    false => isa.wide(b, m),
-                }),
-            ));
+            isas.push(("avx512", wide_of(isa)));
         }
         if let Some(isa) = Avx512Vbmi::detect() {
-            isas.push((
-                "avx512 vbmi",
-                Box::new(move |b, m, cased, after| match cased {
-                    true => isa.wide_cased(b, m, after),
-                    false => isa.wide(b, m),
-                }),
-            ));
+            isas.push(("avx512 vbmi", wide_of(isa)));
         }
         for round in 0..20_000 {
             let mut text = String::new();

@@ -353,19 +353,25 @@ def test_repr_and_equality():
 
 
 def test_long_inputs_let_other_python_threads_run():
-    """Encoding, counting and decoding a long input run with the GIL released, so another
-    Python thread goes on meanwhile (a short input keeps it: `detached` in src/py/mod.rs).
+    """Encoding, counting and decoding a long input (or a batch of long total) run with the
+    GIL released, so another Python thread goes on meanwhile (a short input keeps it:
+    `detached` in src/py/mod.rs).
     The other thread stamps the time as it spins; some stamp must fall in the middle half of
     each call."""
     enc = tokenmill.load("gpt2")
     text = bundled_corpus("holmes") * 2
     ids = enc.encode_ordinary(text)
+    docs = text.split("\n\n")
     calls = {
         "encode_ordinary": lambda: enc.encode_ordinary(text),
         "encode": lambda: enc.encode(text),
         "encode_to_numpy": lambda: enc.encode_to_numpy(text),
         "count": lambda: enc.count(text),
         "decode": lambda: enc.decode(ids),
+        # Batches on this thread alone (one thread asked for).
+        "encode_ordinary_batch": lambda: enc.encode_ordinary_batch(docs, num_threads=1),
+        "encode_batch_to_numpy": lambda: enc.encode_batch_to_numpy(docs, num_threads=1),
+        "count_batch": lambda: enc.count_batch(docs, num_threads=1),
     }
     for name, call in calls.items():
         stamps: list[float] = []

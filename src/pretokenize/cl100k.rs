@@ -35,7 +35,12 @@ impl Scanner for Cl100k {
     /// contraction instead).
     #[inline(always)]
     fn letter_run(m: &Masks, at: u32) -> Option<u32> {
-        letter_run_at(m, m.letter(), at, (m.blank() | m.other()) & !m.apos)
+        letter_run_at(
+            m,
+            Self::run_letters(m),
+            at,
+            (m.blank() | m.other()) & !m.apos,
+        )
     }
 
     #[inline(always)]

@@ -23,7 +23,7 @@ impl Scanner for Gpt2 {
     /// A letter, or a space and a letter (` ?\p{L}++`).
     #[inline(always)]
     fn letter_run(m: &Masks, at: u32) -> Option<u32> {
-        letter_run_at(m, m.letter(), at, m.space)
+        letter_run_at(m, Self::run_letters(m), at, m.space)
     }
 
     #[inline(always)]

@@ -103,7 +103,7 @@ impl Scanner for O200k {
     /// whitespace but not a line end).
     #[inline(always)]
     fn letter_run(m: &Masks, at: u32) -> Option<u32> {
-        letter_run_at(m, m.up & m.lo, at, m.blank() | m.other())
+        letter_run_at(m, Self::run_letters(m), at, m.blank() | m.other())
     }
 
     #[inline(always)]

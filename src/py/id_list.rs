@@ -244,7 +244,7 @@ mod in_place {
         let room = crate::encode::room_for(bytes);
         let array = ItemArray::new(py, bytes.max(room.div_ceil(2)))?;
         let at = Room(array.ptr.as_ptr().cast(), array.items * 2);
-        let (done, n, moved) = crate::py::detached(py, bytes, move || {
+        let (done, n, moved) = super::super::detached(py, bytes, move || {
             let at = at;
             // SAFETY: `at.1` u32s of writable memory, aligned for `*mut PyObject` and so for
             // `u32`. `ManuallyDrop`: never freed as a `Vec`. With `room_for`'s room the `Vec`

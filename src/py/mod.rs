@@ -88,36 +88,34 @@ fn pool(threads: usize) -> PyResult<Arc<Pool>> {
         .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))
 }
 
-/// Run `work` with the GIL released on `threads` threads: for more than one, on the pool of
-/// that many; for one, on this thread, where `work_sharing` then runs all of it. (Handing the
-/// call to a pool's one worker and waiting for it cost 10-20 µs a call, and this thread's
-/// chunk cache is the one that its one-text calls warm.)
+/// Run `work` on `bytes` of text on `threads` threads: for more than one, on the pool of that
+/// many, with the GIL released; for one, on this thread ([`detached`]), where `work_sharing`
+/// then runs all of it. (Handing the call to a pool's one worker and waiting for it cost
+/// 10-20 µs a call, and this thread's chunk cache is the one that its one-text calls warm.)
 fn on_threads<T: Ungil + Send>(
     py: Python<'_>,
     threads: usize,
+    bytes: usize,
     work: impl Ungil + Send + FnOnce() -> T,
 ) -> PyResult<T> {
     if threads <= 1 {
-        return Ok(py.detach(work));
+        return Ok(detached(py, bytes, work));
     }
     let pool = pool(threads)?;
     Ok(py.detach(|| pool.install(work)))
 }
 
-/// Inputs shorter than this (bytes of text) are encoded, counted or decoded with the GIL held:
+/// Inputs shorter than this (bytes of text, all of a batch's) are encoded, counted or decoded
+/// with the GIL held:
 /// releasing it and taking it back costs ~60 ns, a sixth of the Rust side of a call on a line
 /// of text, and other Python threads then wait a few microseconds at most. The lines of Holmes
 /// (~70 bytes), one call each, cl100k_base: `count` 409 -> 335-354 ns a call, `encode`
 /// 666 -> 553-591, `encode_to_numpy` 549 -> 482-485 (the core's methods, best of 5 passes).
-pub(crate) const KEEP_GIL_UNDER: usize = 4096;
+const KEEP_GIL_UNDER: usize = 4096;
 
 /// `work` (on a text of `bytes` bytes) with the GIL released, unless the text is short
 /// ([`KEEP_GIL_UNDER`]).
-pub(crate) fn detached<T: Ungil>(
-    py: Python<'_>,
-    bytes: usize,
-    work: impl Ungil + FnOnce() -> T,
-) -> T {
+fn detached<T: Ungil>(py: Python<'_>, bytes: usize, work: impl Ungil + FnOnce() -> T) -> T {
     if bytes < KEEP_GIL_UNDER {
         return work();
     }
@@ -134,9 +132,13 @@ fn on_one_thread(text: &str, num_threads: usize, piece_bytes: usize) -> bool {
 /// wake and wait for than it saves.
 const BATCH_BYTES_PER_THREAD: usize = 8 * 1024;
 
-/// How many of `num_threads` a batch of `texts` is given (at least one).
-fn batch_threads(num_threads: usize, texts: &[&str]) -> usize {
-    let bytes: usize = texts.iter().map(|t| t.len()).sum();
+/// The bytes of a batch's `texts`.
+fn batch_bytes(texts: &[&str]) -> usize {
+    texts.iter().map(|t| t.len()).sum()
+}
+
+/// How many of `num_threads` a batch of `bytes` bytes of text is given (at least one).
+fn batch_threads(num_threads: usize, bytes: usize) -> usize {
     num_threads.min(bytes / BATCH_BYTES_PER_THREAD).max(1)
 }
 
@@ -317,7 +319,7 @@ impl CoreTokenizer {
             })
             .map_err(|e| self.err(py, e));
         }
-        on_threads(py, num_threads, || {
+        on_threads(py, num_threads, text.len(), || {
             let mut out = Ids::default();
             self.enc
                 .encode_parallel(
@@ -533,10 +535,10 @@ impl CoreTokenizer {
         let batch = text::utf8_batch(&texts)?;
         let texts = batch.strs();
         let runs = crate::work_sharing::runs(texts.len(), |i| texts[i].len());
-        let num_threads = batch_threads(num_threads, &texts).min(runs.len());
+        let bytes = batch_bytes(&texts);
+        let num_threads = batch_threads(num_threads, bytes).min(runs.len());
         if num_threads <= 1 {
-            let (ids, offsets) = py
-                .detach(|| self.encode_flat(&texts, &a, &d))
+            let (ids, offsets) = detached(py, bytes, || self.encode_flat(&texts, &a, &d))
                 .map_err(|e| self.err(py, e))?;
             let _paused = CollectorPaused::new(py);
             let lists = offsets
@@ -659,8 +661,9 @@ impl CoreTokenizer {
         let batch = text::utf8_batch(&texts)?;
         let texts = batch.strs();
         // One call on the pool for both steps: each call wakes the workers again.
-        let threads = batch_threads(num_threads, &texts);
-        let (flat, offsets) = on_threads(py, threads, || self.encode_flat(&texts, &a, &d))?
+        let bytes = batch_bytes(&texts);
+        let threads = batch_threads(num_threads, bytes);
+        let (flat, offsets) = on_threads(py, threads, bytes, || self.encode_flat(&texts, &a, &d))?
             .map_err(|e| self.err(py, e))?;
         Ok((ids_to_numpy(py, flat)?, PyArray1::from_vec(py, offsets)))
     }
@@ -679,7 +682,8 @@ impl CoreTokenizer {
         );
         let batch = text::utf8_batch(&texts)?;
         let texts = batch.strs();
-        on_threads(py, batch_threads(num_threads, &texts), || {
+        let bytes = batch_bytes(&texts);
+        on_threads(py, batch_threads(num_threads, bytes), bytes, || {
             crate::work_sharing::map_indices(
                 texts.len(),
                 |i| texts[i].len(),

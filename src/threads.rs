@@ -15,7 +15,7 @@
 //! made only when two workers share a CPU.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A rayon pool whose workers [`settle`] at the start of each call.
 pub struct Pool {
@@ -69,15 +69,29 @@ impl Pool {
     }
 }
 
-/// The rayon pools of this process, by thread count.
+/// The rayon pools of this process, by thread count, most recently used last.
 struct Pools {
     /// The process that built them.
     pid: u32,
     pools: Vec<(usize, Arc<Pool>)>,
 }
 
-/// A pool of `threads` workers, built once per count: building one costs more than a small
-/// batch.
+/// How many pools stay built. A program that asks for many thread counts in turn would
+/// otherwise keep every pool's threads alive for good; the least recently used pool beyond
+/// these is dropped (its threads end once a call still running on it returns).
+const POOLS_KEPT: usize = 4;
+
+/// The most threads a pool has: the CPUs this process may use (its affinity mask and cgroup
+/// quota, as `std::thread::available_parallelism` reads them). The work is CPU-bound, so more
+/// threads than CPUs only add wake-ups and contention, and an unbounded count would let one
+/// call start thousands of threads.
+pub fn most_threads() -> usize {
+    static MOST: OnceLock<usize> = OnceLock::new();
+    *MOST.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// A pool of `threads` workers (clamped to `1..=most_threads()`), built once per count: building
+/// one costs more than a small batch.
 ///
 /// A forked child (Python's `multiprocessing` and PyTorch's `DataLoader` workers on Linux)
 /// inherits the pools but not their threads, and work sent to them would wait forever: HF
@@ -88,19 +102,34 @@ pub fn pool(threads: usize) -> Result<Arc<Pool>, rayon::ThreadPoolBuildError> {
         pid: 0,
         pools: Vec::new(),
     });
-    let threads = threads.max(1);
+    let threads = threads.clamp(1, most_threads());
     let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
     let pid = std::process::id();
     if pools.pid != pid {
         pools.pools.drain(..).for_each(std::mem::forget);
         pools.pid = pid;
     }
-    if let Some((_, p)) = pools.pools.iter().find(|(n, _)| *n == threads) {
-        return Ok(p.clone());
+    let pools = &mut pools.pools;
+    kept(pools, threads, || Pool::new(threads).map(Arc::new))
+}
+
+/// The entry for `n` in `pools` (moved to the end, as the most recently used), or a new one
+/// from `build` added at the end, dropping the least recently used beyond [`POOLS_KEPT`].
+fn kept<T: Clone, E>(
+    pools: &mut Vec<(usize, T)>,
+    n: usize,
+    build: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    let entry = match pools.iter().position(|(k, _)| *k == n) {
+        Some(i) => pools.remove(i),
+        None => (n, build()?),
+    };
+    let value = entry.1.clone();
+    pools.push(entry);
+    if pools.len() > POOLS_KEPT {
+        pools.remove(0);
     }
-    let p = Arc::new(Pool::new(threads)?);
-    pools.pools.push((threads, p.clone()));
-    Ok(p)
+    Ok(value)
 }
 
 struct Worker {
@@ -282,5 +311,31 @@ mod tests {
             })
             .collect();
         assert_ne!(cpus[0], cpus[1], "{cpus:?}");
+    }
+
+    #[test]
+    fn pools_have_at_most_the_cpus_threads() {
+        assert_eq!(
+            pool(100_000).unwrap().rayon.current_num_threads(),
+            most_threads()
+        );
+        assert_eq!(pool(0).unwrap().rayon.current_num_threads(), 1);
+    }
+
+    #[test]
+    fn the_least_recently_used_pools_beyond_the_kept_are_dropped() {
+        let mut pools: Vec<(usize, usize)> = Vec::new();
+        let build = |n: usize| move || Ok::<usize, ()>(n * 10);
+        for n in 1..=POOLS_KEPT + 2 {
+            assert_eq!(kept(&mut pools, n, build(n)), Ok(n * 10));
+        }
+        let keys = |p: &[(usize, usize)]| p.iter().map(|e| e.0).collect::<Vec<_>>();
+        assert_eq!(keys(&pools), (3..=POOLS_KEPT + 2).collect::<Vec<_>>());
+        // A pool used again is not rebuilt and becomes the most recent.
+        assert_eq!(kept(&mut pools, 3, || Err(())), Ok(30));
+        assert_eq!(*keys(&pools).last().unwrap(), 3);
+        assert_eq!(kept(&mut pools, 1, build(1)), Ok(10));
+        assert_eq!(keys(&pools)[0], 5);
+        assert_eq!(pools.len(), POOLS_KEPT);
     }
 }

@@ -369,6 +369,10 @@ pub fn parse_rank_file(data: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
     let mut tokens: Vec<Option<Vec<u8>>> = Vec::new();
     let mut line_of: Vec<usize> = Vec::new();
     let mut n = 0usize;
+    // Ranks are 0..n without gaps, one a line, so none can reach the number of lines: a
+    // larger one means a gap, and is kept out of the table it would size.
+    let lines = memchr::memchr_iter(b'\n', data).count() + 1;
+    let mut beyond: Option<(usize, usize)> = None;
     for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
         let line = i + 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
@@ -404,6 +408,11 @@ pub fn parse_rank_file(data: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
                     ),
                 )
             })?;
+        if rank >= lines {
+            beyond = beyond.or(Some((line, rank)));
+            n += 1;
+            continue;
+        }
         if rank >= tokens.len() {
             tokens.resize(rank + 1, None);
             line_of.resize(rank + 1, 0);
@@ -420,6 +429,20 @@ pub fn parse_rank_file(data: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
     }
     if n == 0 {
         return Err(bad(1, "the file has no tokens".into()));
+    }
+    if let Some((line, rank)) = beyond {
+        let missing = tokens
+            .iter()
+            .position(Option::is_none)
+            .unwrap_or(tokens.len());
+        return Err(bad(
+            line,
+            format!(
+                "rank {missing} is missing: ranks must be 0..{} without gaps, and this line \
+                 has rank {rank}",
+                n - 1
+            ),
+        ));
     }
     if let Some(missing) = tokens.iter().position(Option::is_none) {
         return Err(bad(
@@ -570,6 +593,12 @@ mod tests {
         assert_eq!(l, 2);
         assert!(line(b"YQ== x\n").1.contains("not a non-negative integer"));
         assert!(line(b"").1.contains("no tokens"));
+        // A rank no file of its length can reach is refused before it sizes a table (a
+        // rank of a billion would ask for 24 GB).
+        let (l, m) = line(b"YQ== 0\nYg== 1000000000\n");
+        assert_eq!(l, 2);
+        assert!(m.contains("rank 1 is missing"), "{m}");
+        assert!(m.contains("this line has rank 1000000000"), "{m}");
     }
 
     #[test]

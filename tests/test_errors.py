@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 
 import pytest
 
@@ -165,3 +166,59 @@ def test_unknown_names_and_bad_arguments():
             enc.encode_ordinary_batch(["a"], num_threads=bad)
     with pytest.raises(ValueError, match="max_tokens"):
         enc.truncate("abc", -1)
+
+
+@pytest.mark.parametrize("bad", [10**9, 2**32, 10**12, -1, True, 3.0, "300"])
+def test_special_ids_that_cannot_be_used_are_refused_at_load(tmp_path, bad):
+    # An id far past the vocabulary once loaded, then sized a table by it on the first encode
+    # (8 GB for 10**9; an abort, not an exception, past the machine's memory); ids that are
+    # not ints in range were pyo3's OverflowError or TypeError.
+    with pytest.raises(tokenmill.InvalidSpecialTokensError, match=re.escape('<|x|>" has id')):
+        Tokenizer(BYTES, "gpt2", {"<|x|>": bad})
+    path = tmp_path / "v.tiktoken"
+    path.write_bytes(rank_file(good_lines()))
+    with pytest.raises(tokenmill.InvalidSpecialTokensError, match=re.escape('<|x|>" has id')):
+        tokenmill.load(path, pattern="gpt2", special_tokens={"<|x|>": bad})
+
+
+def test_special_ids_may_leave_gaps_as_real_vocabularies_do():
+    tok = Tokenizer(BYTES, "gpt2", {"<|a|>": 256, "<|b|>": 1000, "<|c|>": 100_000})
+    assert tok.encode("<|c|>x", allowed_special="all") == [100_000, 120]
+    assert tok.n_vocab == 100_001
+
+
+def test_a_rank_past_the_files_lines_is_refused_before_it_sizes_a_table(tmp_path):
+    # One line of rank 10**9 asked for 24 GB and aborted the process; 10**8 peaked at 3 GB.
+    path = tmp_path / "big.tiktoken"
+    for rank in (10**8, 10**9):
+        path.write_bytes(rank_file(["YQ== 0", f"Yg== {rank}"]))
+        with pytest.raises(tokenmill.VocabFileError, match=f"this line has rank {rank}") as err:
+            tokenmill.load(path, pattern="gpt2")
+        assert err.value.line == 2
+
+
+def test_thread_counts_are_clamped_and_pools_bounded():
+    # num_threads=3000 started 3000 threads for one call (53 s); every count's pool lived on,
+    # so counts 2..41 left 861 OS threads. Counts are clamped to the CPUs the process may
+    # use, and at most four pools are kept.
+    import subprocess
+    import sys
+
+    code = (
+        "import os, tokenmill\n"
+        "enc = tokenmill.load('gpt2')\n"
+        "text = 'hi ' * 100000\n"
+        "want = enc.encode(text)\n"
+        "assert enc.encode(text, num_threads=3000) == want\n"
+        "for n in range(2, 42):\n"
+        "    assert enc.encode(text, num_threads=n) == want\n"
+        "    assert enc.count_batch([text] * 3, num_threads=n) == [len(want)] * 3\n"
+        "print(len(os.listdir('/proc/self/task')), len(os.sched_getaffinity(0)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    threads, cpus = map(int, out.stdout.split())
+    # The main thread and a few of Python's and numpy's, plus the pools kept (4 at most, of
+    # at most `cpus` workers each).
+    assert threads <= 8 + 4 * cpus, out.stdout

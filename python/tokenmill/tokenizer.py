@@ -235,8 +235,8 @@ class Tokenizer:
         """Encode text. Special-token strings raise unless allowed (tiktoken's policy).
 
         With ``num_threads`` > 1 a long text (128 KB or more) is cut where no chunk can cross
-        (gpt2, cl100k and o200k patterns) and its pieces are encoded on that many threads, GIL
-        released; the ids are the same.
+        (gpt2, cl100k and o200k patterns) and its pieces are encoded on that many threads (at
+        most the CPUs this process may use), GIL released; the ids are the same.
 
         >>> import tokenmill
         >>> enc = tokenmill.load("gpt2")
@@ -369,8 +369,9 @@ class Tokenizer:
         allowed_special: SpecialArg = frozenset(),
         disallowed_special: SpecialArg = "all",
     ) -> list[list[int]]:
-        """Encode many texts on ``num_threads`` threads (default: all CPUs; at most one per
-        8 KB of text, so a small batch runs on the calling thread), GIL released.
+        """Encode many texts on ``num_threads`` threads (default and most: the CPUs this
+        process may use; at most one per 8 KB of text, so a small batch runs on the calling
+        thread), GIL released.
 
         >>> import tokenmill
         >>> tokenmill.load("gpt2").encode_batch(["hello", "world"], num_threads=2)

@@ -45,6 +45,13 @@ const LARGE_CHUNK: usize = 1024;
 /// reach them.)
 const SEARCH_CHUNK: usize = 4096;
 
+/// How many ids a vocabulary may leave unused below its largest special token. Real
+/// vocabularies leave a few (cl100k_base: 15, o200k_base: 20); a special id far beyond the
+/// vocabulary is a mistake in a file or a call, and ids size the tables of an id's int and
+/// the numpy dtype, so it is refused at load rather than met later as an allocation of
+/// gigabytes.
+pub const MOST_UNUSED_IDS: usize = 1 << 20;
+
 /// Special tokens: strings cut out of the text before splitting, each with a fixed id.
 #[derive(Debug, Clone)]
 pub struct Specials {
@@ -57,15 +64,27 @@ pub struct Specials {
 }
 
 impl Specials {
-    /// Build from `(string, id)` pairs; ids must not collide with the mergeable ranks.
+    /// Build from `(string, id)` pairs; ids must not collide with the mergeable ranks, and
+    /// leave at most [`MOST_UNUSED_IDS`] ids unused.
     pub fn new(specials: &[(String, u32)], n_ranks: usize) -> Result<Specials, Error> {
         let mut by_id = FxHashMap::default();
         let mut seen = FxHashMap::default();
+        let limit = n_ranks + specials.len() + MOST_UNUSED_IDS;
         for (i, (name, id)) in specials.iter().enumerate() {
             if (*id as usize) < n_ranks {
                 return Err(Error::InvalidSpecialTokens {
                     message: format!(
                         "special token {name:?} has id {id}, which is already an ordinary token"
+                    ),
+                });
+            }
+            if *id as usize >= limit {
+                return Err(Error::InvalidSpecialTokens {
+                    message: format!(
+                        "special token {name:?} has id {id}, far past the vocabulary's {n_ranks} \
+                         ordinary tokens and {} special ones: ids must be below {limit} (at \
+                         most {MOST_UNUSED_IDS} unused ids)",
+                        specials.len()
                     ),
                 });
             }
@@ -1250,6 +1269,21 @@ pub(crate) mod tests {
             e.decode_bytes(&[299], &mut bytes),
             Err(Error::UnknownTokenId { id: 299 })
         );
+    }
+
+    #[test]
+    fn special_ids_far_past_the_vocabulary_are_refused() {
+        let with = |id: u32| Specials::new(&[("<|a|>".into(), 256), ("<|b|>".into(), id)], 256);
+        let last = (256 + 2 + MOST_UNUSED_IDS - 1) as u32;
+        assert!(with(last).is_ok());
+        for id in [last + 1, 1_000_000_000, u32::MAX] {
+            match with(id) {
+                Err(Error::InvalidSpecialTokens { message }) => {
+                    assert!(message.contains("far past the vocabulary"), "{message}")
+                }
+                other => panic!("{id}: {other:?}"),
+            }
+        }
     }
     /// Every special-token search finds what a plain search does (leftmost, longest of those
     /// starting there, resuming one byte after a rejected one), whether the names start with

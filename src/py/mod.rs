@@ -54,6 +54,35 @@ pub(crate) fn to_py(py: Python<'_>, err: Error, n_vocab: Option<usize>) -> PyErr
     }
 }
 
+/// Special tokens' (string, id) pairs with ids that are ints a token id can be, or an
+/// `InvalidSpecialTokensError` naming the token (not pyo3's `OverflowError` or `TypeError`).
+fn special_pairs(
+    py: Python<'_>,
+    pairs: Vec<(String, Bound<'_, PyAny>)>,
+) -> PyResult<Vec<(String, u32)>> {
+    pairs
+        .into_iter()
+        .map(|(name, id)| {
+            let int = !id.is_instance_of::<pyo3::types::PyBool>()
+                && id.is_instance_of::<pyo3::types::PyInt>();
+            match id.extract::<u32>() {
+                Ok(n) if int => Ok((name, n)),
+                _ => Err(to_py(
+                    py,
+                    Error::InvalidSpecialTokens {
+                        message: format!(
+                            "special token {name:?} has id {}: an id must be an int in 0..{}",
+                            id.repr().map_or_else(|_| "?".into(), |r| r.to_string()),
+                            u32::MAX
+                        ),
+                    },
+                    None,
+                )),
+            }
+        })
+        .collect()
+}
+
 /// Which specials an encode call allows/disallows: the string "all" or a list of ids.
 enum SpecialSet {
     All,
@@ -377,8 +406,9 @@ impl CoreTokenizer {
         py: Python<'_>,
         tokens: Vec<Vec<u8>>,
         pattern: &str,
-        special_tokens: Vec<(String, u32)>,
+        special_tokens: Vec<(String, Bound<'_, PyAny>)>,
     ) -> PyResult<Self> {
+        let special_tokens = special_pairs(py, special_tokens)?;
         let enc = py
             .detach(|| {
                 let vocab = Vocab::new(&tokens)?;
@@ -395,8 +425,9 @@ impl CoreTokenizer {
         py: Python<'_>,
         data: &[u8],
         pattern: &str,
-        special_tokens: Vec<(String, u32)>,
+        special_tokens: Vec<(String, Bound<'_, PyAny>)>,
     ) -> PyResult<Self> {
+        let special_tokens = special_pairs(py, special_tokens)?;
         let enc = py
             .detach(|| {
                 let vocab = Vocab::new(&vocab::parse_rank_file(data)?)?;

@@ -1,6 +1,7 @@
 """tokenmill.corpus: shards equal the documents encoded one by one in memory (tiktoken ids as
-the oracle), for any worker count, item size and shard size; resume after SIGKILL; verify;
-bad inputs; the loader against slicing the concatenated stream."""
+the oracle), for any worker count, item size and shard size; resume after SIGKILL (and a kill
+at any file operation); one run per folder; verify; bad inputs; the loader against slicing the
+concatenated stream."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ import gzip
 import hashlib
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -381,6 +386,183 @@ def test_a_run_killed_before_its_first_shard_resumes(tmp_path):
     (out / ".train_000000.bin.abcdef").write_bytes(b"xx")
     r = corpus.encode([path], "gpt2", out, progress=False)
     assert r.resumed_from_item == 0 and folder_bytes(out) == want
+
+
+DIE_AT_FIRST_MANIFEST = """
+import os, sys, tokenmill.corpus, tokenmill.corpus.shards as shards
+shards.write_manifest = lambda *args: os._exit(9)  # a SIGKILL just before the first manifest
+tokenmill.corpus.encode([sys.argv[1]], "gpt2", sys.argv[2], shard_tokens=500, progress=False)
+"""
+
+
+def test_a_run_killed_before_its_first_manifest_starts_over(tmp_path):
+    path = write_jsonl(tmp_path / "a.jsonl", DOCS)
+    corpus.encode([path], "gpt2", tmp_path / "clean", shard_tokens=500, progress=False)
+    want = folder_bytes(tmp_path / "clean")
+    out = tmp_path / "o"
+    p = subprocess.run([sys.executable, "-c", DIE_AT_FIRST_MANIFEST, str(path), str(out)])
+    assert p.returncode == 9
+    # No file yet but the dead run's lock (which binds no one): nothing to take for a shard.
+    assert [q.name for q in out.iterdir() if q.name != ".lock"] == []
+    r = corpus.encode([path], "gpt2", out, shard_tokens=500, progress=False)
+    assert r.resumed_from_item == 0 and folder_bytes(out) == want
+    # What an older tokenmill killed in that window left: a pending file and no manifest.
+    for q in out.iterdir():
+        q.unlink()
+    (out / ".pending-train.bin").write_bytes(b"\x01\x02" * 100)
+    (out / ".lock").write_text("12345\n")
+    corpus.encode([path], "gpt2", out, shard_tokens=500, progress=False)
+    assert folder_bytes(out) == want
+
+
+class _KillAt:
+    """Raises _Killed at the k-th call of the operations that change a run's files on disk
+    (fsync, rename, unlink), once; counts them."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.n = 0
+
+    def patch(self, mp: pytest.MonkeyPatch) -> None:
+        for name in ("fsync", "replace", "unlink"):
+            mp.setattr(os, name, self._wrap(getattr(os, name)))
+
+    def _wrap(self, real: Callable[..., Any]) -> Callable[..., Any]:
+        def op(*args: Any, **kwargs: Any) -> Any:
+            self.n += 1
+            if self.n == self.k:
+                raise _Killed
+            return real(*args, **kwargs)
+
+        return op
+
+
+@pytest.mark.parametrize("start", ["empty", "overwrite", "no-resume"])
+def test_a_run_killed_at_any_file_operation_completes_when_run_again(tmp_path, monkeypatch, start):
+    # Killed at each step in turn, the same call run again gives the shards of a run never
+    # killed. "overwrite" and "no-resume" start over in a folder holding a finished run.
+    tok = tokenmill.load("gpt2")
+    path = write_jsonl(tmp_path / "a.jsonl", [f"{d} {k}" for k, d in enumerate(DOCS * 4)])
+    opts = dict(shard_tokens=500, item_bytes=3_000, val_fraction=0.3, workers=1, progress=False)
+    corpus.encode([path], tok, tmp_path / "clean", **opts)
+    want = folder_bytes(tmp_path / "clean")
+    assert len(json.loads(want["manifest.json"])["splits"]["val"]["shards"]) >= 1
+    again = {"empty": {}, "overwrite": {"overwrite": True}, "no-resume": {"resume": False}}[start]
+    if start != "empty":
+        # The finished run: another shard size for "overwrite", the same run for "no-resume".
+        before = dict(opts, shard_tokens=300) if start == "overwrite" else opts
+        corpus.encode([path], tok, tmp_path / "before", **before)
+    k = 0
+    killed = True
+    while killed:
+        k += 1
+        out = tmp_path / f"k{k}"
+        if start != "empty":
+            shutil.copytree(tmp_path / "before", out)
+        kill = _KillAt(k)
+        with monkeypatch.context() as mp:
+            kill.patch(mp)
+            try:
+                corpus.encode([path], tok, out, **opts, **again)
+                killed = False
+            except _Killed:
+                pass
+        if killed:
+            corpus.encode([path], tok, out, **opts, **again)
+        assert folder_bytes(out) == want, f"killed at operation {k}"
+        shutil.rmtree(out)
+    assert k > 20  # every shard, checkpoint and removal was a place to die
+
+
+def test_no_resume_encodes_a_finished_folder_again(tmp_path):
+    path = write_jsonl(tmp_path / "a.jsonl", DOCS)
+    out = tmp_path / "o"
+    corpus.encode([path], "gpt2", out, shard_tokens=10, progress=False)
+    want = folder_bytes(out)
+    # Damaged since, and a stray shard of this tool: starting over replaces and removes them.
+    (out / "train_000001.bin").write_bytes(bytes(20))
+    (out / "train_000999.bin").write_bytes(b"..")
+    p = run_cli("encode-corpus", str(path), "-o", str(out), "--shard-tokens", "10", "--no-resume")
+    assert p.returncode == 0, p.stderr
+    assert "resumed" not in p.stdout
+    assert folder_bytes(out) == want
+    r = corpus.encode([path], "gpt2", out, shard_tokens=10, resume=False, progress=False)
+    assert r.resumed_from_item == 0 and r.bytes_read == r.manifest["bytes"] > 0
+
+
+def test_a_second_run_into_a_folder_in_use_is_refused(tmp_path, monkeypatch):
+    import tokenmill.corpus.driver as driver
+
+    paths = [str(write_jsonl(tmp_path / f"{k}.jsonl", DOCS[k:] + DOCS[:k])) for k in range(3)]
+    corpus.encode(paths, "gpt2", tmp_path / "clean", shard_tokens=500, progress=False)
+    want = folder_bytes(tmp_path / "clean")
+    out = tmp_path / "o"
+    held, go = threading.Event(), threading.Event()
+    real = driver._checkpoint
+
+    def checkpoint_and_wait(out_, header, writers, next_item, *args):
+        real(out_, header, writers, next_item, *args)
+        if next_item == 1:  # one of three items done: the run holds the folder mid-way
+            held.set()
+            assert go.wait(120)
+
+    monkeypatch.setattr(driver, "_checkpoint", checkpoint_and_wait)
+    failed: list[BaseException] = []
+
+    def first_run() -> None:
+        try:
+            corpus.encode(paths, "gpt2", out, shard_tokens=500, progress=False)
+        except BaseException as e:
+            failed.append(e)
+        finally:
+            held.set()
+
+    t = threading.Thread(target=first_run)
+    t.start()
+    try:
+        assert held.wait(120) and not failed
+        said = rf"{re.escape(str(out))}: another encode run \(pid {os.getpid()}\) holds this folder"
+        for how in ({}, {"resume": False}, {"overwrite": True}):
+            with pytest.raises(ManifestError, match=said) as err:
+                corpus.encode(paths, "gpt2", out, shard_tokens=500, progress=False, **how)
+            assert isinstance(err.value, corpus.FolderLockedError)
+        p = run_cli("encode-corpus", *paths, "-o", str(out), "--shard-tokens", "500")
+        assert p.returncode == 2
+        assert re.search(said, p.stderr.replace("\n", " ")), p.stderr
+        corpus.verify(out)  # the checkpoint's shards check out while the run holds the lock
+    finally:
+        go.set()
+        t.join()
+    assert not failed
+    assert folder_bytes(out) == want
+
+
+def test_the_lock_taken_is_on_the_file_in_the_folder(tmp_path, monkeypatch):
+    # A run that finishes between another's open and flock of .lock removes the file; the
+    # other then locks the new file (which a third run may hold), not the removed one.
+    import fcntl
+
+    from tokenmill.corpus.driver import _locked
+
+    out = tmp_path / "o"
+    real_flock = fcntl.flock
+    third = []
+
+    def flock_after_a_swap(fd, op):
+        if not third:
+            (out / ".lock").unlink()
+            third.append(open(out / ".lock", "w"))
+            real_flock(third[0].fileno(), fcntl.LOCK_EX)
+        return real_flock(fd, op)
+
+    monkeypatch.setattr(fcntl, "flock", flock_after_a_swap)
+    with pytest.raises(ManifestError, match="another encode run"):
+        with _locked(out):
+            pass
+    third[0].close()
+    with _locked(out):  # the third run is gone: this one holds the folder
+        assert (out / ".lock").read_text() == f"{os.getpid()}\n"
+    assert list(out.iterdir()) == []
 
 
 def test_resume_refuses_a_different_run_and_overwrite_replaces_it(tmp_path):

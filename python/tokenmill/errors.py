@@ -129,5 +129,10 @@ class ManifestError(TokenmillError, ValueError):
     """A shard folder whose manifest is missing, unreadable or from a different run."""
 
 
+class FolderLockedError(ManifestError):
+    """A shard folder that another ``tokenmill.corpus.encode`` run is writing (it holds the
+    folder's ``.lock``); the message names the folder and the other run's pid."""
+
+
 class CorruptShardError(TokenmillError, ValueError):
     """A shard whose size or sha256 differs from the manifest's; the message names it."""

@@ -5,13 +5,22 @@
 - :func:`verify` re-hashes the shards against the manifest.
 - :class:`ShardLoader` memory-maps the shards and yields ``(x, y)`` batches.
 - :func:`read_manifest` reads the manifest.
+- :class:`FolderLockedError`: another run is writing the folder (one run per folder at a time).
 
 The Ray engine (``engine="ray"``) lives in :mod:`tokenmill.corpus.ray_engine`; Ray is
 imported only when it is used.
 """
 
-from tokenmill.corpus.driver import EncodeResult, encode
+from tokenmill.corpus.driver import EncodeResult, FolderLockedError, encode
 from tokenmill.corpus.loader import ShardLoader
 from tokenmill.corpus.shards import read_manifest, tokenizer_hash, verify
 
-__all__ = ["EncodeResult", "ShardLoader", "encode", "read_manifest", "tokenizer_hash", "verify"]
+__all__ = [
+    "EncodeResult",
+    "FolderLockedError",
+    "ShardLoader",
+    "encode",
+    "read_manifest",
+    "tokenizer_hash",
+    "verify",
+]

@@ -72,7 +72,9 @@ def add_encode_corpus_arguments(sp: argparse.ArgumentParser) -> None:
         "--overwrite", action="store_true", help="replace the shards of an earlier run in DIR"
     )
     sp.add_argument(
-        "--no-resume", action="store_true", help="start afresh instead of resuming a run"
+        "--no-resume",
+        action="store_true",
+        help="start the run in DIR afresh instead of resuming (or keeping) it",
     )
 
 

@@ -7,7 +7,8 @@ each split's shards concatenated are that split's token stream, cut every ``shar
 tokens (the last shard shorter). ``manifest.json`` (format version 1) records the tokenizer
 and its hash, the dtype, the end-of-text id and where it goes, the inputs, and per shard its
 file, tokens, documents (that start in it) and sha256; while a run is unfinished it also
-records where to resume.
+records where to resume. While a run writes the folder it holds ``.lock`` (see
+:mod:`tokenmill.corpus.driver`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tokenmill.fileio import _UMASK, write_atomic
 FORMAT = "tokenmill-shards"
 VERSION = 1
 MANIFEST = "manifest.json"
+LOCK = ".lock"
 SPLITS = ("train", "val")
 
 
@@ -67,10 +69,12 @@ class SplitWriter:
     The shard being filled is the file ``.pending-{split}.bin``, appended to as tokens come
     (so memory does not grow with the shard size) and hashed on the way; when it is full it is
     fsynced and renamed to its shard name, which is atomic: a shard name never holds half a
-    shard. At a checkpoint (:meth:`save_pending`) the pending file is fsynced and its length
-    and sha256 go into the manifest; :meth:`restore` cuts it back to that length, checks the
-    hash and appends from there. If the shard filled after the checkpoint, its bytes start
-    the next shard's file, which :meth:`restore` takes back as the pending file.
+    shard. The first token added creates the pending file, so a run's first checkpoint
+    creates no file but the manifest. At a checkpoint (:meth:`save_pending`) the pending file
+    is fsynced and its length and sha256 go into the manifest; :meth:`restore` cuts it back to
+    that length, checks the hash and appends from there. If the shard filled after the
+    checkpoint, its bytes start the next shard's file, which :meth:`restore` takes back as the
+    pending file.
     """
 
     def __init__(self, out: Path, split: str, shard_tokens: int, dtype: str) -> None:
@@ -93,6 +97,11 @@ class SplitWriter:
     @property
     def pending_path(self) -> Path:
         return self.out / f".pending-{self.split}.bin"
+
+    @property
+    def pending_open(self) -> bool:
+        """Whether the pending file is this writer's (open); else it is not needed."""
+        return self._file is not None
 
     def _open(self) -> BinaryIO:
         if self._file is None:
@@ -154,6 +163,10 @@ class SplitWriter:
 
     def save_pending(self) -> dict[str, Any]:
         """Make the pending shard durable; what the manifest records of it."""
+        if self._file is None and self.fill == 0:
+            # No file to make durable, and none is created: the first manifest must be on
+            # disk before any file of the run is (a 0-token pending shard restores without one).
+            return {"tokens": 0, "documents": self.docs, "sha256": hashlib.sha256().hexdigest()}
         f = self._open()
         f.flush()
         os.fsync(f.fileno())

@@ -263,6 +263,8 @@ def test_token_endpoint_for_trained_and_special_tokens(server, trained):
         ("/api/encode", b"[1, 2]", 400, "JSON object"),
         ("/api/encode", b'{"text": 5}', 400, '"text" must be a string'),
         ("/api/encode", b"\xff\xfe", 400, "not JSON"),
+        ("/api/encode", b"[" * 100_000, 400, "nest too deeply"),
+        ("/api/encode", b'{"text": "a", "x": ' * 100_000, 400, "nest too deeply"),
         ("/api/encode", b'{"text": "a", "tokenizers": ["nope"]}', 404, "unknown tokenizer 'nope'"),
         ("/api/encode", b'{"text": "a", "tokenizers": "gpt2"}', 400, "list of tokenizer names"),
         ("/api/encode", b'{"text": "a", "special": "yes"}', 400, "error, allow, plain"),
@@ -289,14 +291,59 @@ def test_wrong_content_type_is_refused(server):
     assert got == 415 and "application/json" in answer["error"]
 
 
+def read_until_closed(s: socket.socket) -> bytes:
+    out = b""
+    while chunk := s.recv(65536):
+        out += chunk
+    return out
+
+
 def raw_request(server, request: bytes) -> bytes:
     host, port = server.server_address[:2]
     with socket.create_connection((host, port), timeout=10) as s:
         s.sendall(request)
-        out = b""
-        while chunk := s.recv(65536):
-            out += chunk
-    return out
+        return read_until_closed(s)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("GET", "/api/encode", "POST"),
+        ("HEAD", "/api/encode", "POST"),
+        ("POST", "/api/tokenizers", "GET, HEAD"),
+        ("POST", "/api/token", "GET, HEAD"),
+        ("POST", "/", "GET, HEAD"),
+    ],
+)
+def test_a_path_asked_with_the_wrong_method_gets_405(server, method, path, allow):
+    data = b'{"text": "a"}' if method == "POST" else None
+    req = urllib.request.Request(
+        server.url + path.lstrip("/"),
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=30)
+    assert err.value.code == 405 and err.value.headers["Allow"] == allow
+    if method != "HEAD":
+        answer = json.load(err.value)
+        assert answer["status"] == 405 and f"{path} takes {allow}, not {method}" in answer["error"]
+
+
+def test_a_body_cut_short_gets_400(server):
+    """The client stops writing before the Content-Length is reached: the part that came is
+    no request, even when it parses (here it is a whole JSON object)."""
+    host, port = server.server_address[:2]
+    with socket.create_connection((host, port), timeout=10) as s:
+        s.sendall(
+            b"POST /api/encode HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 100\r\n\r\n{"text": "a"}'
+        )
+        s.shutdown(socket.SHUT_WR)
+        out = read_until_closed(s)
+    assert out.startswith(b"HTTP/1.1 400 "), out[:100]
+    assert b"ended after 13 of the 100 bytes" in out
 
 
 def test_oversized_body_gets_413_without_being_read(playground):
@@ -335,6 +382,23 @@ def test_oversized_body_gets_413_without_being_read(playground):
         ("attacker.example:8000", False),
         ("localhost.attacker.example", False),
         ("", False),
+        ("LOCALHOST:8000", True),
+        ("app.localhost:8000", True),
+        ("[::ffff:127.0.0.1]:8000", True),
+        # Only exactly host[:port] passes: no part of a longer value is read as the host.
+        ("localhost:80@attacker.example", False),
+        ("127.0.0.1:80@attacker.example", False),
+        ("attacker.example:80@127.0.0.1", False),
+        ("localhost:http", False),
+        ("localhost:", False),
+        ("localhost:99999", False),
+        ("localhost:80:80", False),
+        ("localhost attacker.example", False),
+        ("localhost.:8000", False),
+        ("::1", False),
+        ("[::1", False),
+        ("[::1]attacker.example", False),
+        ("[fe80::1%25attacker.example]:80", False),
     ],
 )
 def test_host_header_guards_against_dns_rebinding(server, host, ok):
@@ -343,6 +407,16 @@ def test_host_header_guards_against_dns_rebinding(server, host, ok):
         server, f"GET /api/tokenizers HTTP/1.1\r\n{host_line}Connection: close\r\n\r\n".encode()
     )
     assert out.startswith(b"HTTP/1.1 200 " if ok else b"HTTP/1.1 421 "), out[:100]
+
+
+def test_two_host_headers_are_refused(server):
+    out = raw_request(
+        server,
+        b"GET /api/tokenizers HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: attacker.example\r\n"
+        b"Connection: close\r\n\r\n",
+    )
+    assert out.startswith(b"HTTP/1.1 421 "), out[:100]
+    assert b"2 Host headers" in out
 
 
 def test_allowed_host_names(playground):
@@ -395,6 +469,131 @@ def test_playground_needs_tokenizers():
     assert err.value.status == 404 and isinstance(err.value, ValueError)
     with pytest.raises(ValueError, match='"text" must be a string'):
         pg.encode({"text": b"bytes"})
+
+
+# ------------------------------------------------------------------- many and slow clients
+
+ENCODE_BODY = b'{"text": "a", "tokenizers": ["gpt2"]}'
+ENCODE = (
+    b"POST /api/encode HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(ENCODE_BODY), ENCODE_BODY)
+)
+# A request whose body stops after 4 of the 100,000 bytes it announces.
+STALLED = (
+    b"POST /api/encode HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    b"Content-Length: 100000\r\n\r\n[1,2"
+)
+
+
+def listen_queue_limit() -> int:
+    """The longest listen queue this system grants (the kernel caps every backlog to it)."""
+    try:
+        return min(socket.SOMAXCONN, int(Path("/proc/sys/net/core/somaxconn").read_text()))
+    except OSError:
+        return socket.SOMAXCONN
+
+
+def test_a_burst_of_connections_waits_in_the_listen_queue(playground):
+    """200 clients connect at once while the server accepts none of them (as when its accept
+    loop is behind): the listen queue holds every one, and each gets its answer. A queue of 5
+    would hold 6 of them and leave the rest hanging."""
+    n = min(200, listen_queue_limit())
+    server = PlaygroundServer(playground, port=0)  # bound and listening; not accepting yet
+    serving = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    clients = []
+    try:
+        for _ in range(n):
+            # The kernel completes the handshake when the queue has room; else the
+            # connection hangs until the timeout.
+            clients.append(socket.create_connection(server.server_address[:2], timeout=5))
+        for c in clients:
+            c.sendall(ENCODE)
+        serving.start()
+        for c in clients:
+            c.settimeout(30)
+            out = read_until_closed(c)
+            assert out.startswith(b"HTTP/1.1 200 "), out[:100]
+    finally:
+        for c in clients:
+            c.close()
+        if serving.is_alive():  # shutdown() waits for a serve_forever that never started
+            server.shutdown()
+        server.server_close()
+
+
+def test_a_stalled_client_is_dropped_and_its_thread_freed(playground):
+    """A body that stops arriving gets 408 once read_timeout passes with nothing received,
+    and a connection that sends nothing is closed; their threads end, so later requests are
+    served even though every thread was taken."""
+    server = start(playground)
+    server.read_timeout = 0.3
+    server.max_handlers = 2
+    stalled = []
+    try:
+        for _ in range(3):  # one more than max_handlers: it is served once a thread ends
+            s = socket.create_connection(server.server_address[:2], timeout=10)
+            s.sendall(STALLED)
+            stalled.append(s)
+        silent = socket.create_connection(server.server_address[:2], timeout=10)
+        stalled.append(silent)
+        for s in stalled[:3]:
+            out = read_until_closed(s)
+            assert out.startswith(b"HTTP/1.1 408 "), out[:100]
+            assert b"before the 100,000 bytes its Content-Length promises" in out
+        assert read_until_closed(silent) == b""
+        # The request below gets the usual timeout: on a busy machine urllib can pause
+        # longer than 0.3 s between the writes of one request.
+        server.read_timeout = 10
+        got, answer = call(server, "/api/encode", {"text": "a", "tokenizers": ["gpt2"]})
+        assert got == 200 and answer["results"][0]["ids"] == [64]
+    finally:
+        for s in stalled:
+            s.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_connections_beyond_max_handlers_wait_for_a_thread(playground):
+    """At most max_handlers connections are served at once: the next waits in the listen
+    queue, without a thread, until one ends. shutdown() does not wait for that."""
+    server = start(playground)
+    server.read_timeout = None  # the stalled clients below hold their threads until closed
+    server.max_handlers = 2
+    clients = []
+    stopping = threading.Thread(target=server.shutdown, daemon=True)
+
+    def connect(request):
+        c = socket.create_connection(server.server_address[:2], timeout=10)
+        c.sendall(request)
+        clients.append(c)
+        return c
+
+    try:
+        first = connect(STALLED)
+        connect(STALLED)
+        waiting = connect(ENCODE)
+        waiting.settimeout(0.5)
+        with pytest.raises(TimeoutError):  # no thread for it while both are taken
+            waiting.recv(1)
+        first.close()  # its thread ends, and the waiting request gets it
+        waiting.settimeout(30)
+        assert read_until_closed(waiting).startswith(b"HTTP/1.1 200 ")
+        connect(STALLED)  # both threads taken again
+        queued = connect(ENCODE)
+        queued.settimeout(0.5)
+        with pytest.raises(TimeoutError):  # meanwhile the accept loop waits for a thread
+            queued.recv(1)
+        stopping.start()
+        stopping.join(10)
+        assert not stopping.is_alive(), "shutdown() waited for a stalled client"
+    finally:
+        for c in clients:  # ends the stalled clients' threads, and so a shutdown waiting
+            c.close()
+        if stopping.ident is None:
+            server.shutdown()
+        else:
+            stopping.join(30)
+        server.server_close()
 
 
 # ------------------------------------------------------------------------------ the page

@@ -4,11 +4,15 @@ static files shipped in the package, and the JSON API of :mod:`tokenmill.serve.a
 Safe by default for a server on a developer's machine:
 
 - it binds 127.0.0.1 unless told otherwise;
-- it answers only requests whose ``Host`` header is ``localhost``, an IP address, or a name
-  allowed explicitly, so a web page on another site cannot reach it by DNS rebinding;
+- it answers only requests whose ``Host`` header is exactly ``host[:port]`` with the host
+  ``localhost``, an IP address, or a name allowed explicitly, so a web page on another site
+  cannot reach it by DNS rebinding;
 - a body over ``max_body`` bytes is refused with 413 before it is read, and the API only
   takes ``application/json`` (which a cross-site form cannot send without a CORS preflight,
   which this server never grants);
+- a connection that sends nothing for ``read_timeout`` seconds is dropped, and at most
+  ``max_handlers`` connections are served at once (the rest wait in the listen queue), so
+  slow or stalled clients cannot hold threads and file descriptors without end;
 - the page runs under a Content-Security-Policy without inline script or style and with no
   request to any other origin, and puts user text into the DOM only as text.
 
@@ -26,7 +30,11 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
+import socket
 import sys
+import threading
+from collections.abc import Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -36,11 +44,28 @@ from urllib.parse import parse_qs, urlsplit
 from tokenmill.errors import PlaygroundRequestError
 from tokenmill.serve.api import DEFAULT_MAX_BODY, Playground
 
+# Seconds a connection may send nothing (while its request is awaited or its body read) or
+# accept nothing of an answer before it is dropped. Idle keep-alive connections end this way
+# too; a browser opens a new one for its next request.
+READ_TIMEOUT = 10.0
+
+# Connections served at once, each on its own thread. Beyond this, new connections wait in
+# the kernel's listen queue, which holds them without a thread or a file descriptor of this
+# process. A browser opens at most 6 connections to a host, so 64 serves several tabs; the
+# bound keeps clients that hold connections open from exhausting threads and descriptors.
+MAX_HANDLERS = 64
+
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
     "/favicon.svg": ("favicon.svg", "image/svg+xml"),
+}
+# The API's paths and the methods each takes: another method gets 405 and an Allow header.
+API_METHODS = {
+    "/api/tokenizers": "GET, HEAD",
+    "/api/token": "GET, HEAD",
+    "/api/encode": "POST",
 }
 
 # No inline script or style, nothing from another origin, no framing, no form posts.
@@ -73,12 +98,48 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+# A DNS name: dot-separated labels of letters, digits and inner hyphens (lowercase here, as
+# the Host value is lowercased first).
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_NAME = re.compile(rf"(?:{_LABEL}\.)*{_LABEL}")
+# A Host value: a bracketed IPv6 literal or a name or IPv4 address, then an optional port.
+_HOST = re.compile(r"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>[^:\[\]]+))(?::(?P<port>[0-9]{1,5}))?")
+
+
+def host_of(header: str) -> str | None:
+    """The host a ``Host`` header names, lowercased, or None when the header is not exactly
+    ``host[:port]``: a DNS name, an IPv4 address or a bracketed IPv6 address, and digits
+    for the port.
+
+    Anything looser lets a name pass for an allowed one: ``localhost:80@evil.example`` is
+    no ``host:port``, and a check that reads ``localhost`` out of it lets in a page that
+    reached this server by rebinding ``evil.example``.
+
+    >>> host_of("LocalHost:8000"), host_of("[::1]:80"), host_of("10.0.0.1")
+    ('localhost', '::1', '10.0.0.1')
+    >>> [host_of(h) for h in ["localhost:80@evil.example", "localhost:x", "::1", "a..b"]]
+    [None, None, None, None]
+    """
+    m = _HOST.fullmatch(header.strip(" \t").lower())
+    if m is None or (m["port"] is not None and int(m["port"]) > 65535):
+        return None
+    if m["v6"] is not None:
+        try:
+            ipaddress.IPv6Address(m["v6"])
+        except ValueError:
+            return None
+        return str(m["v6"])
+    name = m["name"]
+    return name if _NAME.fullmatch(name) else None
+
+
 def host_allowed(header: str | None, allowed_names: frozenset[str]) -> bool:
     """Whether a request's ``Host`` header may be answered.
 
-    IP literals and ``localhost`` are safe from DNS rebinding (the attacker controls a
-    *name*, never an address literal in the victim's address bar); other names only when
-    allowed explicitly.
+    IP literals and ``localhost`` (and its subdomains, which browsers resolve to this
+    machine themselves) are safe from DNS rebinding: the attacker controls a *name*, never
+    an address literal in the victim's address bar. Other names pass only when allowed
+    explicitly, and only the whole host counts (see :func:`host_of`).
 
     >>> host_allowed("127.0.0.1:8000", frozenset()), host_allowed("localhost:8000", frozenset())
     (True, True)
@@ -86,20 +147,18 @@ def host_allowed(header: str | None, allowed_names: frozenset[str]) -> bool:
     (True, False)
     >>> host_allowed("box.lan:8000", frozenset({"box.lan"})), host_allowed(None, frozenset())
     (True, False)
+    >>> host_allowed("localhost:80@evil.example", frozenset())
+    False
     """
-    if not header:
+    host = host_of(header) if header else None
+    if host is None:
         return False
-    host = header.strip().lower()
-    if host.startswith("["):  # [v6]:port
-        name = host[1 : host.find("]")] if "]" in host else host
-    else:
-        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    if name in ("localhost", *allowed_names) or name.endswith(".localhost"):
+    if host in allowed_names or host == "localhost" or host.endswith(".localhost"):
         return True
     try:
-        ipaddress.ip_address(name)
+        ipaddress.ip_address(host)
         return True
-    except ValueError:
+    except ValueError:  # a name, or dotted numbers that are no IPv4 address (127.1)
         return False
 
 
@@ -108,10 +167,17 @@ class PlaygroundServer(ThreadingHTTPServer):
     ``host:port`` (port 0: any free port; see ``.url``).
 
     Call ``serve_forever()`` (in a thread if need be) and ``shutdown()``. ``log`` is a text
-    stream for one line per refused request (None: silent).
+    stream for one line per refused request (None: silent). ``read_timeout`` and
+    ``max_handlers`` (:data:`READ_TIMEOUT`, :data:`MAX_HANDLERS`) may be set on an instance;
+    they apply to the connections accepted after.
     """
 
     daemon_threads = True
+    # The kernel's largest listen queue (it caps the number to its own setting): a burst of
+    # connections waits there while the accept loop catches up, instead of being refused.
+    request_queue_size = socket.SOMAXCONN
+    read_timeout: float | None = READ_TIMEOUT
+    max_handlers: int = MAX_HANDLERS
 
     def __init__(
         self,
@@ -132,6 +198,51 @@ class PlaygroundServer(ThreadingHTTPServer):
         self.max_body = max_body
         self.allowed_hosts = frozenset(h.lower() for h in allowed_hosts) | {host.lower()}
         self.log = log
+        self._slots = threading.Condition()
+        self._handlers = 0
+        self._stopping = False
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # Runs in the accept loop: while every slot is taken, no more connections are
+        # accepted, and they wait in the listen queue until a handler ends.
+        with self._slots:
+            while self._handlers >= self.max_handlers and not self._stopping:
+                self._slots.wait()
+            if self._stopping:
+                self.shutdown_request(request)
+                return
+            self._handlers += 1
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._release_slot()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release_slot()
+
+    def _release_slot(self) -> None:
+        with self._slots:
+            self._handlers -= 1
+            self._slots.notify()
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        try:
+            super().serve_forever(poll_interval)
+        finally:
+            with self._slots:
+                self._stopping = False
+
+    def shutdown(self) -> None:
+        # The accept loop may be waiting for a free slot, which a stalled client holds for
+        # up to read_timeout: wake it, so that it sees the shutdown at once.
+        with self._slots:
+            self._stopping = True
+            self._slots.notify_all()
+        super().shutdown()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # The page aborts a request once newer text makes it stale, and a closed tab drops
@@ -163,14 +274,30 @@ class _Handler(BaseHTTPRequestHandler):
     def version_string(self) -> str:
         return "tokenmill"
 
+    def setup(self) -> None:
+        super().setup()
+        # A read or write that waits longer raises TimeoutError: handle_one_request drops
+        # the connection then (after a 408 when the body stops arriving).
+        self.connection.settimeout(self.server.read_timeout)
+
     # ------------------------------------------------------------------------------- plumbing
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # access logs off: the page sends a request per pause in typing
 
-    def _send(self, status: int, body: bytes, content_type: str, *, close: bool = False) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str,
+        *,
+        close: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         for k, v in SECURITY_HEADERS.items():
@@ -182,29 +309,56 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _json(self, status: int, value: Any, *, close: bool = False) -> None:
+    def _json(
+        self,
+        status: int,
+        value: Any,
+        *,
+        close: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         body = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        self._send(status, body, "application/json; charset=utf-8", close=close)
+        self._send(status, body, "application/json; charset=utf-8", close=close, headers=headers)
 
-    def _error(self, status: int, message: str, *, close: bool = False) -> None:
+    def _error(
+        self,
+        status: int,
+        message: str,
+        *,
+        close: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         if self.server.log is not None:
             print(
                 f"tokenmill serve: {status} {self.command} {self.path[:200]}: {message}",
                 file=self.server.log,
                 flush=True,
             )
-        self._json(status, {"error": message, "status": status}, close=close)
+        self._json(status, {"error": message, "status": status}, close=close, headers=headers)
 
     def _checked(self) -> bool:
-        if not host_allowed(self.headers.get("Host"), self.server.allowed_hosts):
-            self._error(
-                HTTPStatus.MISDIRECTED_REQUEST,
+        hosts = self.headers.get_all("Host") or []
+        if len(hosts) > 1:
+            # Which of them a proxy or a browser goes by is anyone's guess: none is trusted.
+            problem = f"the request has {len(hosts)} Host headers; send one"
+        elif not host_allowed(hosts[0] if hosts else None, self.server.allowed_hosts):
+            problem = (
                 f"Host {self.headers.get('Host')!r} is not this server's: open it as "
-                "http://127.0.0.1:PORT/ or allow the name with --allow-host",
-                close=True,
+                "http://127.0.0.1:PORT/ or allow the name with --allow-host"
             )
-            return False
-        return True
+        else:
+            return True
+        self._error(HTTPStatus.MISDIRECTED_REQUEST, problem, close=True)
+        return False
+
+    def _method_not_allowed(self, path: str, allowed: str) -> None:
+        # The connection is closed: a POST's body is left unread.
+        self._error(
+            HTTPStatus.METHOD_NOT_ALLOWED,
+            f"{path} takes {allowed}, not {self.command}",
+            close=True,
+            headers={"Allow": allowed},
+        )
 
     # -------------------------------------------------------------------------------- methods
 
@@ -216,6 +370,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         url = urlsplit(self.path)
         pg = self.server.playground
+        allowed = API_METHODS.get(url.path)
+        if allowed is not None and "GET" not in allowed:
+            self._method_not_allowed(url.path, allowed)
+            return
         try:
             if url.path in STATIC:
                 name, ctype = STATIC[url.path]
@@ -247,7 +405,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         url = urlsplit(self.path)
         if url.path != "/api/encode":
-            self._error(HTTPStatus.NOT_FOUND, f"no POST endpoint {url.path}", close=True)
+            if url.path in API_METHODS or url.path in STATIC:
+                self._method_not_allowed(url.path, API_METHODS.get(url.path, "GET, HEAD"))
+            else:
+                self._error(HTTPStatus.NOT_FOUND, f"no POST endpoint {url.path}", close=True)
             return
         if self.headers.get("Transfer-Encoding"):
             self._error(
@@ -270,7 +431,24 @@ class _Handler(BaseHTTPRequestHandler):
                 close=True,
             )
             return
-        body = self.rfile.read(length)
+        try:
+            body = self.rfile.read(length)
+        except TimeoutError:
+            self._error(
+                HTTPStatus.REQUEST_TIMEOUT,
+                f"the body stopped arriving (nothing for {self.server.read_timeout:g} s) "
+                f"before the {length:,} bytes its Content-Length promises",
+                close=True,
+            )
+            return
+        if len(body) < length:
+            self._error(
+                HTTPStatus.BAD_REQUEST,
+                f"the body ended after {len(body):,} of the {length:,} bytes the "
+                "Content-Length promises",
+                close=True,
+            )
+            return
         ctype = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if ctype != "application/json":
             self._error(
@@ -282,6 +460,15 @@ class _Handler(BaseHTTPRequestHandler):
             request = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as e:
             self._error(HTTPStatus.BAD_REQUEST, f"the body is not JSON: {e}")
+            return
+        except RecursionError:
+            # The parser recurses once per level of [ and {, so deep nesting passes Python's
+            # recursion limit, well inside max_body.
+            self._error(
+                HTTPStatus.BAD_REQUEST,
+                "the body is not JSON this server can parse: its arrays and objects nest "
+                "too deeply",
+            )
             return
         try:
             self._json(HTTPStatus.OK, self.server.playground.encode(request))

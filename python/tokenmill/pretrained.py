@@ -174,7 +174,7 @@ def load_pretrained(name: str) -> Tokenizer:
 
 def _bundled(spec: Pretrained) -> bytes:
     data = rankfile.maybe_gunzip(
-        resources.files("tokenmill.data").joinpath(spec.source).read_bytes()
+        resources.files("tokenmill.data").joinpath(spec.source).read_bytes(), spec.source
     )
     digest = hashlib.sha256(data).hexdigest()
     if digest != spec.sha256:
@@ -237,7 +237,13 @@ def load(
     - a name from :func:`list_pretrained` (``gpt2``, ``cl100k_base``, ``o200k_base``...);
     - a ``.tiktoken`` rank file (optionally gzipped) or its URL: give ``pattern`` (a name such
       as ``"cl100k"`` or a regex) and ``special_tokens``; ``sha256`` pins a download;
-    - GPT-2's ``encoder.json`` (with ``vocab.bpe`` beside it) or the folder holding both.
+    - GPT-2's ``encoder.json`` (with ``vocab.bpe`` beside it) or the folder holding both;
+    - a HF ``tokenizer.json`` (or its folder) whose ids tokenmill reproduces; any other is
+      refused, naming the component (see :mod:`tokenmill.formats.hf`);
+    - tokenmill's own ``.tokenmill`` file.
+
+    A malformed file is a :class:`~tokenmill.VocabFileError` naming it (and the line, where
+    known). For GPT-2 and HF files, ``pattern`` and ``special_tokens`` replace the file's.
 
     >>> import tokenmill
     >>> tokenmill.load("gpt2").encode("hello world")
@@ -259,22 +265,27 @@ def load(
         from tokenmill.formats import datagym
 
         tokens, specials = datagym.read(path)
-        return Tokenizer(
+        folder = path if path.is_dir() else path.parent
+        # GPT-2's files do not say how to split: GPT-2 splits by its own pattern.
+        return _file_tokenizer(
+            folder / "encoder.json",
             tokens,
-            pattern or "gpt2",
-            specials if special_tokens is None else special_tokens,
-            name=(path if path.is_dir() else path.parent).name or "gpt2",
+            "gpt2",
+            specials,
+            pattern,
+            special_tokens,
+            folder.name or "gpt2",
         )
     if kind == "hf":
         from tokenmill.formats import hf
 
-        tokens, hf_pattern, specials = hf.read(path / "tokenizer.json" if path.is_dir() else path)
-        return Tokenizer(
-            tokens,
-            pattern or hf_pattern,
-            specials if special_tokens is None else special_tokens,
-            name=path.stem,
+        file = path / "tokenizer.json" if path.is_dir() else path
+        bpe = hf.parse_file(file)
+        tok = _file_tokenizer(
+            file, bpe.tokens, bpe.pattern, bpe.special_tokens, pattern, special_tokens, path.stem
         )
+        hf.check_merges(bpe, tok._core.merge_parents(), str(file))
+        return tok
     if kind == "tokenmill":
         from tokenmill.formats import native
 
@@ -283,6 +294,30 @@ def load(
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
         raise HashMismatchError(f"{path} does not have sha256 {sha256}")
     return _from_rank_data(data, str(path), pattern, special_tokens)
+
+
+def _file_tokenizer(
+    source: Path,
+    tokens: list[bytes],
+    file_pattern: str,
+    file_specials: dict[str, int],
+    pattern: str | None,
+    special_tokens: dict[str, int] | None,
+    name: str,
+) -> Tokenizer:
+    """A tokenizer from a file's parts, the caller's ``pattern`` and ``special_tokens``
+    replacing the file's; what it refuses of the file's is an error naming ``source``."""
+    from tokenmill.formats import loading
+
+    with loading.naming(
+        str(source), own_pattern=bool(pattern), own_specials=special_tokens is not None
+    ):
+        return Tokenizer(
+            tokens,
+            pattern or file_pattern,
+            file_specials if special_tokens is None else special_tokens,
+            name=name,
+        )
 
 
 def _file_kind(path: Path) -> str:
@@ -313,7 +348,7 @@ def _file_kind(path: Path) -> str:
 def _from_rank_data(
     data: bytes, source: str, pattern: str | None, special_tokens: dict[str, int] | None
 ) -> Tokenizer:
-    data = rankfile.maybe_gunzip(data)
+    data = rankfile.maybe_gunzip(data, source)
     known = _known_by_hash(data)
     if pattern is None:
         if known is None:

@@ -11,10 +11,12 @@ the only place that alphabet exists, so bytes stay bytes everywhere else.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from tokenmill.errors import VocabFileError
+from tokenmill.errors import InvalidSpecialTokensError, VocabFileError
+from tokenmill.formats import loading
 
 _PRINTABLE = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAC + 1), *range(0xAE, 0xFF + 1)]
 # GPT-2's ids 0..255: the printable Latin-1 bytes first, then the other 68, each in byte order.
@@ -32,21 +34,53 @@ def _gpt2_alphabet() -> list[str]:
 
 BYTE_TO_CHAR: list[str] = _gpt2_alphabet()
 CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in enumerate(BYTE_TO_CHAR)}
+# str.translate tables between the alphabet and Latin-1 (one character a byte), so that whole
+# vocabularies convert at C speed. Latin-1 characters outside the alphabet map to U+FFFF,
+# which Latin-1 cannot encode: those strings fail to encode, as other characters do.
+_TO_LATIN1 = {ord(c): b for c, b in CHAR_TO_BYTE.items()} | {
+    b: 0xFFFF for b in range(256) if BYTE_TO_CHAR[b] != chr(b)
+}
+_FROM_LATIN1 = {b: ord(c) for b, c in enumerate(BYTE_TO_CHAR)}
 
 
 def to_bytes(token: str, source: str = "<gpt2 vocabulary>", line: int | None = None) -> bytes:
     """Bytes of a token spelled in GPT-2's alphabet."""
+    spelled = bytes_or_none(token)
+    if spelled is None:
+        bad = next(c for c in token if c not in CHAR_TO_BYTE)
+        raise VocabFileError(source, line, f"{bad!r} is not in GPT-2's byte alphabet")
+    return spelled
+
+
+def bytes_or_none(text: str) -> bytes | None:
+    """The bytes ``text`` spells in GPT-2's alphabet, or None when it is not in it.
+
+    >>> bytes_or_none("Ġhi"), bytes_or_none(" hi")
+    (b' hi', None)
+    """
     try:
-        return bytes(CHAR_TO_BYTE[c] for c in token)
-    except KeyError as e:
-        raise VocabFileError(
-            source, line, f"{e.args[0]!r} is not in GPT-2's byte alphabet"
-        ) from None
+        return text.translate(_TO_LATIN1).encode("latin-1")
+    except UnicodeEncodeError:
+        return None
 
 
 def to_text(token: bytes) -> str:
     """A token's bytes spelled in GPT-2's alphabet."""
-    return "".join(BYTE_TO_CHAR[b] for b in token)
+    return token.decode("latin-1").translate(_FROM_LATIN1)
+
+
+# GPT-2's added tokens are spelled <|name|>: <|endoftext|> in GPT-2's own files, the same
+# shape as every special token of tiktoken's vocabularies.
+_SPECIAL = re.compile(r"<\|[^\s|]+\|>")
+
+
+def is_special_name(text: str) -> bool:
+    """Whether ``text`` has the shape of GPT-2's added tokens, ``<|name|>``.
+
+    >>> is_special_name("<|endoftext|>"), is_special_name("Ġthe"), is_special_name("<s>")
+    (True, False, False)
+    """
+    return _SPECIAL.fullmatch(text) is not None
 
 
 def parse(
@@ -55,58 +89,110 @@ def parse(
     """Tokens by id and special tokens from the two files' contents.
 
     The 256 single bytes take the ids ``encoder.json`` gives them (GPT-2's own order for
-    GPT-2, byte order for tokenizers trained here); each line of ``vocab.bpe`` then makes the
-    next token. ``encoder.json`` must agree; its entries that are not built by the merges
-    (``<|endoftext|>``) are special tokens.
+    GPT-2, byte order for tokenizers trained here); each merge line of ``vocab.bpe`` joins two
+    tokens the bytes and earlier lines made into the next token. ``encoder.json`` must give
+    every merged token exactly that id.
+
+    A special token is an entry of ``encoder.json`` that no merge makes *and* that is spelled
+    like GPT-2's added tokens, ``<|name|>`` (GPT-2's files have one, ``<|endoftext|>``, after
+    the 50,000 merged tokens); its id must be past the merged tokens'. Any other entry that no
+    merge makes is an error naming ``vocab.bpe``: an empty or mismatched ``vocab.bpe`` must
+    not turn ordinary tokens into special ones.
     """
-    try:
-        encoder = json.loads(encoder_json)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise VocabFileError(source, getattr(e, "lineno", None), f"not valid JSON: {e}") from None
-    if not isinstance(encoder, dict):
-        raise VocabFileError(source, None, "expected a JSON object of token -> id")
     bpe_source = str(Path(source).with_name("vocab.bpe"))
-    lines = vocab_bpe.decode("utf-8", errors="strict").split("\n")
-    byte_ids = [encoder.get(BYTE_TO_CHAR[b]) for b in range(256)]
-    if sorted(i for i in byte_ids if isinstance(i, int)) != list(range(256)):
-        raise VocabFileError(source, None, "the 256 single bytes must have the ids 0..255")
+    encoder = loading.parse_json(encoder_json, source)
+    if not isinstance(encoder, dict):
+        raise VocabFileError(
+            source, None, f"expected a JSON object of token -> id, not {loading.kind(encoder)}"
+        )
+    for text, idx in encoder.items():
+        if not loading.is_id(idx):
+            raise VocabFileError(
+                source,
+                None,
+                f"{text!r} has id {idx!r}: an id must be an integer in 0..{loading.MAX_ID}",
+            )
     tokens: list[bytes] = [b""] * 256
-    for b, i in enumerate(byte_ids):
-        tokens[i] = bytes([b])  # type: ignore[index]
-    seen = set(tokens)
-    for number, line in enumerate(lines, start=1):
+    for b in range(256):
+        idx = encoder.get(BYTE_TO_CHAR[b])
+        if idx is None or idx >= 256 or tokens[idx]:
+            raise VocabFileError(
+                source,
+                None,
+                f"the 256 single bytes must have the ids 0..255, once each; byte 0x{b:02x} "
+                f"({BYTE_TO_CHAR[b]!r}) has id {idx!r}",
+            )
+        tokens[idx] = bytes([b])
+    by_bytes = {t: i for i, t in enumerate(tokens)}
+    try:
+        lines = vocab_bpe.decode("utf-8").split("\n")
+    except UnicodeDecodeError as e:
+        at = vocab_bpe.count(b"\n", 0, e.start) + 1
+        raise VocabFileError(bpe_source, at, f"not UTF-8 at byte {e.start}") from None
+    line_of: dict[int, int] = {}
+    for number, raw in enumerate(lines, start=1):
+        line = raw.removesuffix("\r")
         if not line or line.startswith("#version"):
             continue
         parts = line.split(" ")
-        if len(parts) != 2:
-            raise VocabFileError(bpe_source, number, "expected two space-separated tokens")
-        merged = to_bytes(parts[0], bpe_source, number) + to_bytes(parts[1], bpe_source, number)
-        if merged in seen:
-            raise VocabFileError(bpe_source, number, f"the merge {line!r} makes a token twice")
-        seen.add(merged)
-        tokens.append(merged)
-    specials: dict[str, int] = {}
-    by_bytes = {t: i for i, t in enumerate(tokens)}
-    for text, idx in encoder.items():
-        if not isinstance(idx, int):
-            raise VocabFileError(source, None, f"id of {text!r} is not an integer")
-        try:
-            token = bytes(CHAR_TO_BYTE[c] for c in text)
-        except KeyError:
-            token = None
-        if token is not None and by_bytes.get(token) == idx:
-            continue
-        if token is not None and token in by_bytes:
+        if len(parts) != 2 or not all(parts):
             raise VocabFileError(
-                source, None, f"{text!r} has id {idx} but vocab.bpe gives it rank {by_bytes[token]}"
+                bpe_source, number, f"expected two tokens separated by one space, not {line!r}"
             )
-        specials[text] = idx
-    if len(encoder) - len(specials) != len(tokens):
+        left, right = (to_bytes(part, bpe_source, number) for part in parts)
+        for part, got in ((parts[0], left), (parts[1], right)):
+            if got not in by_bytes:
+                raise VocabFileError(
+                    bpe_source,
+                    number,
+                    f"{part!r} is not a token: a merge joins single bytes or tokens that earlier "
+                    "lines made",
+                )
+        merged = left + right
+        if merged in by_bytes:
+            raise VocabFileError(bpe_source, number, f"the merge {line!r} makes a token twice")
+        by_bytes[merged] = len(tokens)
+        line_of[len(tokens)] = number
+        tokens.append(merged)
+    for idx in range(256, len(tokens)):
+        text = to_text(tokens[idx])
+        if encoder.get(text) != idx:
+            given = "has no such token" if text not in encoder else f"gives it id {encoder[text]}"
+            raise VocabFileError(
+                bpe_source,
+                line_of[idx],
+                f"this merge makes {text!r}, token {idx}, but encoder.json {given}",
+            )
+    specials: dict[str, int] = {}
+    unmade: list[tuple[int, str]] = []
+    for text, idx in encoder.items():
+        token = bytes_or_none(text)
+        if token is not None and token in by_bytes:
+            continue  # a single byte or a merged token, checked above
+        if is_special_name(text):
+            if idx < len(tokens):
+                raise VocabFileError(
+                    source,
+                    None,
+                    f"the special token {text!r} has id {idx}, an ordinary token's: special "
+                    f"tokens need ids from {len(tokens)} on",
+                )
+            specials[text] = idx
+        else:
+            unmade.append((idx, text))
+    if unmade:
+        idx, text = min(unmade)
+        merges = len(tokens) - 256
+        problem = (
+            f"has no merges, but encoder.json has {len(unmade)} more tokens than the 256 bytes"
+            if merges == 0
+            else f"its {merges} merges do not make {len(unmade)} of encoder.json's tokens"
+        )
         raise VocabFileError(
-            source,
+            bpe_source,
             None,
-            f"{len(tokens)} tokens from vocab.bpe but "
-            f"{len(encoder) - len(specials)} in encoder.json",
+            f"{problem} (the first: {text!r}, id {idx}); only entries spelled <|name|> may be "
+            "special tokens, so these two files do not belong together",
         )
     return tokens, specials
 
@@ -133,6 +219,12 @@ def dump(
     tokens that merges into token ``i`` (None for single bytes)."""
     encoder = {to_text(t): i for i, t in enumerate(tokens)}
     for s, i in special_tokens.items():
+        # parse() reads back as special only entries spelled <|name|> that are not tokens.
+        if not is_special_name(s) or s in encoder:
+            raise InvalidSpecialTokensError(
+                f"GPT-2's files cannot hold the special token {s!r}: only names spelled "
+                "<|name|> that are not also ordinary tokens; save in the tokenmill or hf format"
+            )
         encoder[s] = i
     lines = ["#version: 0.2"]
     for i, t in enumerate(tokens):

@@ -10,27 +10,84 @@ HF compiles patterns with Oniguruma, which reads a possessive interval such as c
 export writes ``\\p{N}{1,3}``, which splits identically here because nothing follows it in its
 alternative.
 
+The import reads a file only when tokenmill reproduces its ids exactly, and refuses any other
+with a :class:`~tokenmill.VocabFileError` naming the component and its setting. What is read,
+``encode(text, allowed_special="all")`` encodes as HF's ``encode(text,
+add_special_tokens=False)`` does (a ``TemplateProcessing`` post-processor adds its BOS/EOS ids
+only when HF is asked to add special tokens; tokenmill never adds them):
+
+- ``model``: ``BPE`` over GPT-2's byte alphabet, the ordinary tokens' ids dense from 0 and all
+  256 bytes among them; ``dropout`` null or 0, ``byte_fallback`` false,
+  ``continuing_subword_prefix`` and ``end_of_word_suffix`` null or empty (``unk_token`` may be
+  set: every byte is a token, so it is never used);
+- ``pre_tokenizer``: ``ByteLevel`` with ``add_prefix_space`` false, alone (it splits by
+  GPT-2's pattern) or in a ``Sequence`` after one ``Split`` (a ``Regex``, behavior
+  ``Isolated``, ``invert`` false) with ``use_regex`` false: exactly one split regex. A Split
+  regex runs on tokenmill's engine; one with a possessive interval (``{1,3}+``) is refused,
+  since Oniguruma reads that as a repeated interval;
+- ``normalizer``, ``truncation`` and ``padding`` null; ``decoder`` null or ``ByteLevel``;
+  ``post_processor`` null, ``ByteLevel`` or ``TemplateProcessing``;
+- ``added_tokens``: ``special`` true (tokenmill treats each added token as a special token,
+  HF matches a non-special one in all text), ``lstrip``, ``rstrip`` and ``single_word`` false;
+  ``normalized`` either way (there is no normalizer) but the same for all (HF matches the
+  unnormalized ones first); each at the id HF gives it: its id in the model's vocab, else the
+  next id past the vocab; one in the vocab spelled as its own text (else HF's model gives its
+  id for the bytes the spelling stands for).
+
+The merge rule. tokenmill encodes by tiktoken's rule: merge the adjacent pair whose merged
+token has the lowest id, and a chunk that is itself a token is that one id. HF's BPE merges
+the adjacent pair that comes first in ``merges``, and takes a whole-chunk token directly only
+with ``ignore_merges``. Run on a token's own bytes, tiktoken's rule merges last the token's
+*parents*, the one pair that ever merges into it in any text (see src/vocab/mod.rs). The two
+rules give the same ids when
+
+1. every merge joins two ordinary tokens into an ordinary token, and the results' ids never
+   decrease along the list (so HF's list order is the id order);
+2. every token that tiktoken's rule makes by merging has a merge of its parents. Only the
+   parents of a token are ever adjacent in a run of the rule (src/vocab/mod.rs proves it), so
+   a listed merge into a token from other parts never applies in either rule, and HF merges
+   the pair tiktoken's rule merges (a merge of the token from other parts alone is not
+   enough: HF never joins the parts the rule leaves);
+3. with ``ignore_merges`` false, every token of two or more bytes is made by merging its
+   bytes (tiktoken takes a whole-chunk token directly; HF must reach it by merges).
+
+:func:`check_merges` checks these; tests/test_bad_files.py compares the ids with HF
+``tokenizers`` on random vocabularies and merge lists.
+
 >>> import json, tokenmill
 >>> doc = json.loads(to_json(tokenmill.load("gpt2")))
 >>> doc["model"]["type"], len(doc["model"]["merges"]), doc["added_tokens"][0]["content"]
 ('BPE', 50000, '<|endoftext|>')
+>>> doc["normalizer"] = {"type": "Lowercase"}
+>>> try:
+...     from_dict(doc)
+... except VocabFileError as e:
+...     print(e.problem.split(":")[0])
+normalizer Lowercase is not supported
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from tokenmill.errors import VocabFileError
-from tokenmill.formats import datagym
+from tokenmill import _core
+from tokenmill.errors import InvalidVocabError, VocabFileError
+from tokenmill.formats import datagym, loading
+from tokenmill.formats.loading import is_id, kind
 
 if TYPE_CHECKING:
     from tokenmill.tokenizer import Tokenizer
 
 # {m,n}+ (possessive interval) -> {m,n}: see the module docstring.
 _POSSESSIVE_INTERVAL = re.compile(r"(\{\d+(?:,\d*)?\})\+")
+
+Refuse = Callable[[str], VocabFileError]
 
 
 def hf_pattern(pattern: str) -> str:
@@ -113,60 +170,429 @@ def to_json(tok: Tokenizer) -> str:
     return json.dumps(to_dict(tok), ensure_ascii=False)
 
 
+@dataclass(frozen=True)
+class BpeFile:
+    """A ``tokenizer.json`` that :func:`parse` checked (all but the merge rule, which
+    :func:`check_merges` checks against tiktoken's parents)."""
+
+    tokens: list[bytes]  # the ordinary tokens, by id
+    texts: list[str]  # the same, spelled as the file spells them
+    pattern: str
+    special_tokens: dict[str, int]
+    merges: list[list[str]]  # [left, right] as the file spells them, in the file's order
+    results: list[int]  # the id each merge makes (never decreasing)
+    ignore_merges: bool
+
+
 def from_dict(
-    doc: dict[str, Any], source: str = "tokenizer.json"
+    doc: object, source: str = "tokenizer.json"
 ) -> tuple[list[bytes], str, dict[str, int]]:
-    """Tokens by id, split pattern and special tokens from a byte-level BPE ``tokenizer.json``.
+    """Tokens by id, split pattern and special tokens from a byte-level BPE ``tokenizer.json``
+    whose ids tokenmill reproduces (see the module docstring); any other is a
+    :class:`VocabFileError` naming ``source``.
 
-    Ids must be dense from 0 and every one of the 256 bytes must be a token; the pattern is
-    the regex of a ``Split`` pre-tokenizer (tiktoken's string when it is one of the named
-    patterns rewritten for HF).
+    The pattern is the regex of the ``Split`` pre-tokenizer (tiktoken's string when it is one
+    of the named patterns as the export writes them), or GPT-2's for a lone ``ByteLevel``.
     """
-    model = doc.get("model") or {}
-    if model.get("type") != "BPE" or not isinstance(model.get("vocab"), dict):
-        raise VocabFileError(
-            source, None, "not a BPE model: expected model.type == 'BPE' with a vocab"
-        )
-    specials = {t["content"]: int(t["id"]) for t in doc.get("added_tokens") or []}
-    vocab = {text: idx for text, idx in model["vocab"].items() if text not in specials}
-    tokens: list[bytes | None] = [None] * len(vocab)
-    for text, idx in vocab.items():
-        if not isinstance(idx, int) or not 0 <= idx < len(vocab) or tokens[idx] is not None:
-            raise VocabFileError(
-                source,
-                None,
-                f"token {text!r} has id {idx!r}: "
-                f"ordinary ids must be 0..{len(vocab) - 1}, once each",
+    bpe = parse(doc, source)
+    try:
+        parents = _core.CoreTokenizer(bpe.tokens, "gpt2", []).merge_parents()
+    except InvalidVocabError as e:
+        raise VocabFileError(source, None, str(e)) from None
+    check_merges(bpe, parents, source)
+    return bpe.tokens, bpe.pattern, bpe.special_tokens
+
+
+def read(path: str | Path) -> tuple[list[bytes], str, dict[str, int]]:
+    """Tokens, pattern and special tokens from a ``tokenizer.json`` file (see
+    :func:`from_dict`)."""
+    return from_dict(_read_doc(path), str(path))
+
+
+def parse_file(path: str | Path) -> BpeFile:
+    """:func:`parse` of a ``tokenizer.json`` file; a tokenizer built from it must still pass
+    :func:`check_merges` (``tokenmill.load`` does both)."""
+    return parse(_read_doc(path), str(path))
+
+
+def _read_doc(path: str | Path) -> Any:
+    return loading.parse_json(Path(path).read_bytes(), str(path))
+
+
+def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
+    """Everything in a ``tokenizer.json`` but the merge rule, checked: its structure, and that
+    each component is one whose ids tokenmill reproduces (see the module docstring)."""
+
+    def refuse(problem: str) -> VocabFileError:
+        return VocabFileError(source, None, problem)
+
+    if not isinstance(doc, dict):
+        raise refuse(f"expected a JSON object at the top level, not {kind(doc)}")
+    for key in ("truncation", "padding"):
+        if doc.get(key) is not None:
+            raise refuse(
+                f"{key} is set: tokenmill neither truncates nor pads, so its ids would differ "
+                f'from HF\'s; set "{key}": null'
             )
-        tokens[idx] = datagym.to_bytes(text, source)
-    return tokens, _pattern_of(doc.get("pre_tokenizer"), source), specials  # type: ignore[return-value]
+    if doc.get("normalizer") is not None:
+        raise refuse(
+            f"normalizer {_describe(doc['normalizer'])} is not supported: tokenmill runs no "
+            "normalizer, so its ids would differ from HF's"
+        )
+    model = doc.get("model")
+    if not isinstance(model, dict) or model.get("type") != "BPE":
+        found = model.get("type") if isinstance(model, dict) else kind(model)
+        raise refuse(f"not a BPE model: expected model.type 'BPE', found {found!r}")
+    ignore_merges = _check_model_options(model, refuse)
+    pattern = _pattern_of(doc.get("pre_tokenizer"), refuse)
+    _check_component("decoder", doc.get("decoder"), ("ByteLevel",), refuse)
+    _check_component(
+        "post_processor", doc.get("post_processor"), ("ByteLevel", "TemplateProcessing"), refuse
+    )
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict):
+        raise refuse(f"model.vocab must be an object of token -> id, not {kind(vocab)}")
+    for text, idx in vocab.items():
+        if not is_id(idx):
+            raise refuse(
+                f"model.vocab gives {text!r} the id {idx!r}: an id must be an integer in "
+                f"0..{loading.MAX_ID}"
+            )
+    specials = _added_tokens(doc.get("added_tokens"), vocab, refuse)
+    ordinary = {text: idx for text, idx in vocab.items() if text not in specials}
+    texts, tokens = _ordinary_tokens(ordinary, refuse)
+    for text, idx in specials.items():
+        if idx < len(tokens):
+            raise refuse(
+                f"the added token {text!r} has id {idx}, which is the ordinary token "
+                f"{texts[idx]!r}'s"
+            )
+    merges, results = _merges(model.get("merges"), ordinary, refuse)
+    return BpeFile(tokens, texts, pattern, specials, merges, results, ignore_merges)
 
 
-def _pattern_of(pre: dict[str, Any] | None, source: str) -> str:
+def check_merges(bpe: BpeFile, parents: list[tuple[int, int] | None], source: str) -> None:
+    """Refuse a file whose merges give other ids than tiktoken's rule: conditions 2 and 3 of
+    the module docstring, and of 1 that a merge's parts are ordinary tokens (:func:`parse`
+    checks the rest). ``parents[i]`` is token ``i``'s parents under tiktoken's rule, None when
+    the rule never makes it (``merge_parents`` of the core).
+    """
+    texts, merges = bpe.texts, bpe.merges
+
+    def refuse(problem: str) -> VocabFileError:
+        return VocabFileError(source, None, problem)
+
+    # Whole-list passes that do little per token: o200k has 200,000 merges.
+    known = set(texts)
+    if not all(left in known and right in known for left, right in merges):
+        for k, merge in enumerate(merges):
+            part = next((part for part in merge if part not in known), None)
+            if part is not None:
+                raise refuse(
+                    f"model.merges[{k}] ({_spelled(merge)}): {part!r} is not an ordinary token "
+                    "of model.vocab"
+                )
+    listed = set(map(tuple, merges))
+    missing = next(
+        (
+            i
+            for i, pair in enumerate(parents)
+            if pair is not None and (texts[pair[0]], texts[pair[1]]) not in listed
+        ),
+        None,
+    )
+    if missing is not None:
+        parts = _spelled(texts[i] for i in parents[missing] or ())
+        other = next((m for m, r in zip(merges, bpe.results, strict=True) if r == missing), None)
+        how = f"model.merges makes it only from {_spelled(other)}" if other else "no merge makes it"
+        raise refuse(
+            f"token {texts[missing]!r} (id {missing}): {how}, but tiktoken's rule, which "
+            f"tokenmill encodes by, makes it from {parts}, so HF's ids would differ"
+        )
+    _check_reachable(bpe, parents, refuse)
+
+
+def _check_reachable(bpe: BpeFile, parents: list[tuple[int, int] | None], refuse: Refuse) -> None:
+    """Condition 3 of the module docstring."""
+    if bpe.ignore_merges:
+        return
+    texts = bpe.texts
+    # A single byte, or a token the rule never makes by merging: tiktoken's rule gives it for
+    # a chunk that is exactly it, HF does only with ignore_merges.
+    never = next((i for i, p in enumerate(parents) if p is None and len(texts[i]) > 1), None)
+    if never is not None:
+        raise refuse(
+            f"token {texts[never]!r} (id {never}) is one that tiktoken's rule, which "
+            "tokenmill encodes by, never makes by merging: tokenmill gives it for a chunk "
+            "that is exactly it, HF with ignore_merges false does not"
+        )
+
+
+def _spelled(parts: Iterable[str]) -> str:
+    """Two parts as messages show them: 'a' + 'b'."""
+    return " + ".join(map(repr, parts))
+
+
+def _describe(node: object) -> str:
+    """A component as messages name it: its type, else its JSON kind."""
+    if isinstance(node, dict) and isinstance(node.get("type"), str):
+        return str(node["type"])
+    return kind(node)
+
+
+def _setting(node: dict[str, Any], key: str) -> str:
+    return json.dumps(node[key]) if key in node else "missing"
+
+
+def _check_model_options(model: dict[str, Any], refuse: Refuse) -> bool:
+    """Refuse the BPE options tokenmill does not run; return ``ignore_merges``."""
+    dropout = model.get("dropout")
+    if dropout is not None and (
+        isinstance(dropout, bool) or not isinstance(dropout, int | float) or dropout != 0
+    ):
+        raise refuse(
+            f"model dropout {_setting(model, 'dropout')} is not supported: HF then skips merges "
+            "at random, tokenmill always merges (expected null or 0)"
+        )
+    if model.get("byte_fallback", False) is not False:
+        raise refuse(
+            f"model byte_fallback {_setting(model, 'byte_fallback')} is not supported: "
+            "tokenmill's vocabularies are byte-level (expected false)"
+        )
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key) not in (None, ""):
+            raise refuse(
+                f"model {key} {_setting(model, key)} is not supported: tokenmill's tokens carry "
+                "no word-piece markers (expected null or empty)"
+            )
+    if not isinstance(model.get("unk_token"), str | None):
+        raise refuse(f"model.unk_token must be a string or null, not {kind(model['unk_token'])}")
+    ignore_merges = model.get("ignore_merges", False)
+    if not isinstance(ignore_merges, bool):
+        raise refuse(f"model.ignore_merges must be true or false, not {kind(ignore_merges)}")
+    return ignore_merges
+
+
+def _added_tokens(raw: object, vocab: dict[str, int], refuse: Refuse) -> dict[str, int]:
+    """The added tokens as special tokens, each checked to be at the id HF gives it."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, list):
+        raise refuse(f"added_tokens must be a list, not {kind(raw)}")
+    specials: dict[str, int] = {}
+    normalized: set[bool] = set()
+    next_id = len(vocab)  # HF numbers added tokens missing from the vocab from here on
+    for k, entry in enumerate(raw):
+        where = f"added_tokens[{k}]"
+        if not isinstance(entry, dict):
+            raise refuse(f"{where} must be an object, not {kind(entry)}")
+        content = entry.get("content")
+        if not isinstance(content, str) or not content:
+            raise refuse(f'{where}: "content" must be a non-empty string, not {content!r}')
+        where = f"{where} ({content!r})"
+        idx = entry.get("id")
+        if not is_id(idx):
+            raise refuse(f'{where}: "id" must be an integer in 0..{loading.MAX_ID}, not {idx!r}')
+        for flag in ("special", "single_word", "lstrip", "rstrip", "normalized"):
+            if not isinstance(entry.get(flag), bool):
+                raise refuse(
+                    f'{where}: "{flag}" must be true or false, not {kind(entry.get(flag))}'
+                )
+        if not entry["special"]:
+            raise refuse(
+                f"added token {content!r} has special false: HF matches a non-special added "
+                "token in all text, tokenmill treats every added token as a special token"
+            )
+        for flag in ("single_word", "lstrip", "rstrip"):
+            if entry[flag]:
+                raise refuse(
+                    f"added token {content!r} has {flag} true: tokenmill matches special tokens "
+                    f"exactly, without HF's {flag} rule"
+                )
+        normalized.add(entry["normalized"])
+        if content in specials:
+            raise refuse(f"added token {content!r} is listed twice")
+        if content in vocab:
+            hf_id = vocab[content]
+            spelled = datagym.bytes_or_none(content)
+            if spelled is not None and spelled != content.encode():
+                # HF's model would also give this id for the text those bytes are.
+                raise refuse(
+                    f"added token {content!r} is also in model.vocab, where it spells the bytes "
+                    f"{spelled!r}: HF's model can give its id for those bytes, tokenmill cannot"
+                )
+        else:
+            hf_id, next_id = next_id, next_id + 1
+        if idx != hf_id:
+            why = "its id in model.vocab" if content in vocab else "the next id past model.vocab"
+            raise refuse(f"added token {content!r} has id {idx}, but HF gives it {hf_id} ({why})")
+        specials[content] = idx
+    if len(normalized) > 1:
+        raise refuse(
+            "added tokens with normalized true and false: HF matches the normalized false ones "
+            "first, tokenmill matches all at once"
+        )
+    return specials
+
+
+def _ordinary_tokens(ordinary: dict[str, int], refuse: Refuse) -> tuple[list[str], list[bytes]]:
+    """The ordinary tokens by id, as spelled and as bytes: ids dense from 0, all 256 bytes
+    among them."""
+    texts = [""] * len(ordinary)
+    for text, idx in ordinary.items():
+        if not text:
+            raise refuse("model.vocab has the empty string as a token")
+        if idx >= len(ordinary) or texts[idx]:
+            raise refuse(
+                f"token {text!r} has id {idx!r}: ordinary ids must be 0..{len(ordinary) - 1}, "
+                "once each"
+            )
+        texts[idx] = text
+    # n distinct ids below n fill every slot. The alphabet spells a byte a character, so the
+    # whole vocabulary converts at once and is cut by the texts' lengths.
+    spelled = datagym.bytes_or_none("".join(texts))
+    if spelled is None:
+        text = next(t for t in texts if datagym.bytes_or_none(t) is None)
+        raise refuse(
+            f"model.vocab has the token {text!r}, which is not spelled in GPT-2's byte "
+            "alphabet: tokenmill reads byte-level BPE only"
+        )
+    ends = list(itertools.accumulate(map(len, texts)))
+    tokens = [spelled[start:end] for start, end in itertools.pairwise([0, *ends])]
+    missing = set(range(256)) - {t[0] for t in tokens if len(t) == 1}
+    if missing:
+        b = min(missing)
+        raise refuse(
+            f"byte 0x{b:02x} ({datagym.BYTE_TO_CHAR[b]!r}) is not a token: a byte-level "
+            "vocabulary needs all 256 single bytes"
+        )
+    return texts, tokens
+
+
+def _pattern_of(pre: object, refuse: Refuse) -> str:
+    """The one split regex of a ``ByteLevel`` pre-tokenizer, alone or after a ``Split``."""
     from tokenmill.patterns import PATTERNS
 
-    splits = []
-    stack = [pre] if pre else []
-    while stack:
-        node = stack.pop()
-        if node.get("type") == "Sequence":
-            stack.extend(reversed(node.get("pretokenizers", [])))
-        elif node.get("type") == "Split":
-            splits.append(node.get("pattern", {}).get("Regex"))
-        elif node.get("type") == "ByteLevel" and node.get("use_regex", True):
-            splits.append(PATTERNS["gpt2"])
-    if len(splits) != 1 or not isinstance(splits[0], str):
-        raise VocabFileError(source, None, "expected one Split (regex) or ByteLevel pre-tokenizer")
+    expected = "expected ByteLevel (add_prefix_space false), alone or in a Sequence after one Split"
+    if not isinstance(pre, dict):
+        raise refuse(f"pre_tokenizer is {kind(pre)}: {expected}")
+    nodes: list[tuple[str, object]] = [("pre_tokenizer", pre)]
+    if pre.get("type") == "Sequence":
+        inner = pre.get("pretokenizers")
+        if not isinstance(inner, list):
+            raise refuse(f"pre_tokenizer.pretokenizers must be a list, not {kind(inner)}")
+        nodes = [(f"pre_tokenizer.pretokenizers[{i}]", node) for i, node in enumerate(inner)]
+    splits: list[str] = []
+    byte_level = False
+    for where, node in nodes:
+        if not isinstance(node, dict):
+            raise refuse(f"{where} must be an object, not {kind(node)}")
+        what = node.get("type")
+        if what == "Split" and not byte_level:
+            splits.append(_split_regex(node, where, refuse))
+        elif what == "ByteLevel" and not byte_level:
+            if node.get("add_prefix_space") is not False:
+                raise refuse(
+                    f"{where} ByteLevel has add_prefix_space {_setting(node, 'add_prefix_space')}"
+                    ": HF then puts a space before the text, tokenmill never does (expected false)"
+                )
+            use_regex = node.get("use_regex", True)
+            if not isinstance(use_regex, bool):
+                raise refuse(f"{where}: use_regex must be true or false, not {kind(use_regex)}")
+            if use_regex:
+                splits.append(PATTERNS["gpt2"])
+            byte_level = True
+        else:
+            after = " after ByteLevel" if byte_level and what in ("Split", "ByteLevel") else ""
+            raise refuse(
+                f"{where}: pre-tokenizer {_describe(node)}{after} is not supported: {expected}"
+            )
+    if not byte_level:
+        raise refuse(f"no ByteLevel pre-tokenizer: {expected}")
+    if len(splits) != 1:
+        raise refuse(
+            f"{len(splits)} split regexes in effect (ByteLevel's use_regex is one): tokenmill "
+            "splits by exactly one"
+        )
     for full in PATTERNS.values():
-        if splits[0] in (full, hf_pattern(full)):
+        if splits[0] == hf_pattern(full):
             return full
     return splits[0]
 
 
-def read(path: str | Path) -> tuple[list[bytes], str, dict[str, int]]:
-    """Tokens, pattern and special tokens from a ``tokenizer.json`` file."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise VocabFileError(path, getattr(e, "lineno", None), f"not valid JSON: {e}") from None
-    return from_dict(doc, str(path))
+def _split_regex(node: dict[str, Any], where: str, refuse: Refuse) -> str:
+    pattern = node.get("pattern")
+    regex = pattern.get("Regex") if isinstance(pattern, dict) else None
+    if not isinstance(regex, str):
+        raise refuse(
+            f"{where} Split has pattern {_setting(node, 'pattern')}: expected "
+            '{"Regex": "..."} (tokenmill splits by a regex)'
+        )
+    if node.get("behavior") != "Isolated":
+        raise refuse(
+            f"{where} Split has behavior {_setting(node, 'behavior')}: tokenmill keeps each "
+            'match as its own piece (expected "Isolated")'
+        )
+    if node.get("invert") is not False:
+        raise refuse(
+            f"{where} Split has invert {_setting(node, 'invert')}: tokenmill's pieces are the "
+            "matches (expected false)"
+        )
+    found = _POSSESSIVE_INTERVAL.search(regex)
+    if found:
+        raise refuse(
+            f"{where} Split's regex has the possessive interval {found.group(0)!r}, which HF's "
+            "regex engine (Oniguruma) reads as a repeated interval and tokenmill's as "
+            "possessive, so they would split text differently"
+        )
+    return regex
+
+
+def _check_component(key: str, node: object, allowed: tuple[str, ...], refuse: Refuse) -> None:
+    if node is not None and _describe(node) not in allowed:
+        raise refuse(
+            f"{key} {_describe(node)} is not supported: expected null or {' or '.join(allowed)}"
+        )
+
+
+def _merges(
+    raw: object, ordinary: dict[str, int], refuse: Refuse
+) -> tuple[list[list[str]], list[int]]:
+    """The merges as [left, right] lists and the ids they make, which must be ordinary tokens'
+    and never decrease along the list. (Whether the parts are tokens, :func:`check_merges` sees.)
+
+    A file's merges are checked with whole-list passes; when one fails, the merges are gone
+    through one by one to name the first at fault.
+    """
+    if not isinstance(raw, list):
+        raise refuse(f"model.merges must be a list, not {kind(raw)}")
+    pairs = [m.split(" ") if type(m) is str else m for m in raw]
+    if all(type(p) is list and len(p) == 2 and type(p[0]) is type(p[1]) is str for p in pairs):
+        results = list(map(ordinary.get, [left + right for left, right in pairs]))
+        if None not in results:
+            ids = cast(list[int], results)
+            if all(map(int.__le__, ids, ids[1:])):
+                return pairs, ids
+    last = -1
+    for k, merge in enumerate(raw):
+        parts = merge.split(" ") if isinstance(merge, str) else merge
+        if not (
+            isinstance(parts, list)
+            and len(parts) == 2
+            and all(isinstance(part, str) for part in parts)
+        ):
+            raise refuse(f'model.merges[{k}] must be "a b" or ["a", "b"], not {merge!r}')
+        made = "".join(parts)
+        if made not in ordinary:
+            raise refuse(
+                f"model.merges[{k}] ({_spelled(parts)}) makes {made!r}, which is not an "
+                "ordinary token of model.vocab"
+            )
+        if ordinary[made] < last:
+            raise refuse(
+                f"model.merges[{k}] makes {made!r}, id {ordinary[made]}, after a merge made id "
+                f"{last}: HF merges in the list's order, tokenmill by id, so the ids of the "
+                "merges' results must not decrease along the list"
+            )
+        last = ordinary[made]
+    raise AssertionError("a merge failed the whole-list checks but none one by one")

@@ -25,8 +25,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tokenmill.errors import InvalidPatternError, InvalidVocabError, VocabFileError
+from tokenmill.errors import InvalidVocabError, VocabFileError
 from tokenmill.fileio import write_atomic
+from tokenmill.formats import loading
 
 if TYPE_CHECKING:
     from tokenmill.tokenizer import Merge, Tokenizer
@@ -139,12 +140,7 @@ def read(path: str | os.PathLike[str]) -> Tokenizer:
         raw = path.read_bytes()
     except OSError as e:
         raise bad(f"cannot read it: {e.strerror or e}") from None
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise bad(f"not UTF-8 at byte {e.start}") from None
-    except json.JSONDecodeError as e:
-        raise bad(f"not valid JSON: {e.msg}", e.lineno) from None
+    doc = loading.parse_json(raw, str(path))
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise bad(f'not a tokenmill file: expected "format": "{FORMAT}" at the top level')
     version = doc.get("version")
@@ -184,22 +180,22 @@ def read(path: str | os.PathLike[str]) -> Tokenizer:
     for s, i in specials.items():
         if not s:
             raise bad("a special token is the empty string")
-        if not isinstance(i, int) or isinstance(i, bool) or i < len(tokens):
+        if not loading.is_id(i) or i < len(tokens):
             raise bad(
                 f"special token {s!r} has id {i!r}: it must be an integer >= {len(tokens)} "
-                f"(ids below are the {len(tokens)} ordinary tokens)"
+                f"(ids below are the {len(tokens)} ordinary tokens) and <= {loading.MAX_ID}"
             )
         if i in ids:
             raise bad(f"special tokens {ids[i]!r} and {s!r} have the same id {i}")
         ids[i] = s
     n_vocab = doc.get("n_vocab")
     expected = max([len(tokens) - 1, *ids]) + 1
-    if n_vocab is not None and n_vocab != expected:
+    if n_vocab is not None and (
+        not isinstance(n_vocab, int) or isinstance(n_vocab, bool) or n_vocab != expected
+    ):
         raise bad(f'"n_vocab" says {n_vocab!r}, but the merges and special tokens make {expected}')
-    try:
+    with loading.naming(str(path)):
         return Tokenizer(tokens, pattern, specials, name=name, merges=merges)
-    except InvalidPatternError as e:
-        raise bad(f"the pattern does not compile: {e}") from None
 
 
 def _read_merges(raw: Any, bad: Any) -> list[Merge]:

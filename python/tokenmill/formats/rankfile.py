@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from tokenmill.errors import VocabFileError
 
 def parse_ranks(data: bytes, source: str = "<rank file>") -> list[bytes]:
     """Tokens by rank from rank-file bytes (gzip is detected). Errors name ``source`` and line."""
-    data = maybe_gunzip(data)
+    data = maybe_gunzip(data, source)
     try:
         return _core.parse_rank_file(data)
     except VocabFileError as e:
@@ -38,6 +39,15 @@ def dump_ranks(tokens: Sequence[bytes]) -> bytes:
     return b"".join(base64.b64encode(t) + b" %d\n" % i for i, t in enumerate(tokens))
 
 
-def maybe_gunzip(data: bytes) -> bytes:
-    """Decompress gzip data; pass anything else through."""
-    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+def maybe_gunzip(data: bytes, source: str = "<gzip data>") -> bytes:
+    """Decompress gzip data; pass anything else through. Damaged gzip data (truncated,
+    corrupt, a bad checksum) is a :class:`VocabFileError` naming ``source``."""
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        return gzip.decompress(data)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+        # EOFError: truncated; BadGzipFile: a bad header, checksum or trailing bytes;
+        # zlib.error: corrupt compressed data.
+        problem = "truncated" if isinstance(e, EOFError) else str(e)
+        raise VocabFileError(source, None, f"damaged gzip data: {problem}") from None

@@ -1,0 +1,94 @@
+"""What the readers of vocabulary files share: JSON that parses or says why not, id bounds,
+and errors that name the file when a tokenizer is built from its parts.
+
+Every problem with a file's bytes is a :class:`~tokenmill.VocabFileError` naming the file
+(and the line, where known), never a bare ``AttributeError`` or ``RecursionError``: readers
+check the structure they expect with :func:`kind` in their messages.
+
+>>> parse_json(b'{"a": [1, 2]}', "x.json")
+{'a': [1, 2]}
+>>> kind([1, 2]), kind(None), kind(True)
+('a list', 'null', 'true')
+>>> is_id(MAX_ID), is_id(MAX_ID + 1), is_id(-1), is_id(True), is_id(3.0)
+(True, False, False, False, False)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from tokenmill.errors import (
+    InvalidPatternError,
+    InvalidSpecialTokensError,
+    InvalidVocabError,
+    VocabFileError,
+)
+
+# The largest id a file may give: ids cross into the core as u32 and into numpy as int32, so
+# one bound fits every consumer.
+MAX_ID = 2**31 - 1
+
+
+def parse_json(data: bytes, source: str) -> Any:
+    """The JSON value in ``data`` (strict UTF-8), or a :class:`VocabFileError` naming
+    ``source`` and, where known, the line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise VocabFileError(source, line, f"not UTF-8 at byte {e.start}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise VocabFileError(source, e.lineno, f"not valid JSON: {e.msg}") from None
+    except RecursionError:
+        # json's decoder recurses once per nesting level.
+        raise VocabFileError(source, None, "not usable JSON: nested too deeply") from None
+    except ValueError as e:  # an integer with more digits than Python converts
+        raise VocabFileError(source, None, f"not usable JSON: {e}") from None
+
+
+def kind(value: object) -> str:
+    """A JSON value's type, as messages name it ("a list", "a string", "null"...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    for types, name in (
+        (dict, "an object"),
+        (list, "a list"),
+        (str, "a string"),
+        (int, "an integer"),
+        (float, "a number"),
+    ):
+        if isinstance(value, types):
+            return name
+    return type(value).__name__
+
+
+def is_id(value: object) -> bool:
+    """Whether a JSON value can be a token id: an integer (not a bool) in 0..MAX_ID."""
+    # type() rather than isinstance: a bool is an int, and this runs once a vocabulary entry.
+    return type(value) is int and 0 <= value <= MAX_ID
+
+
+@contextmanager
+def naming(source: str, *, own_pattern: bool = False, own_specials: bool = False) -> Iterator[None]:
+    """Around building a tokenizer from a file's parts: what the tokenizer refuses becomes a
+    :class:`VocabFileError` naming ``source``, except a pattern or special tokens the caller
+    gave itself (``own_pattern``, ``own_specials``), which keep their own errors."""
+    try:
+        yield
+    except InvalidPatternError as e:
+        if own_pattern:
+            raise
+        raise VocabFileError(source, None, f"the pattern does not compile: {e}") from None
+    except InvalidSpecialTokensError as e:
+        if own_specials:
+            raise
+        raise VocabFileError(source, None, f"its special tokens cannot be used: {e}") from None
+    except InvalidVocabError as e:
+        raise VocabFileError(source, None, str(e)) from None

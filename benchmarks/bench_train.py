@@ -24,16 +24,9 @@ or tokenmill's for peers that return a rank table).
     python benchmarks/bench_train.py [--cases holmes english code] [--peers ...]
         [--skip-reference] [--threads 2] [--timeout 600] [--json out.json]
 
-Measured 2026-12-03 on the 2-core x86_64 build machine (shared with other jobs, so +-30%),
-seconds / peak MB / bytes per token:
-
-    holmes/4096     tokenmill 0.09 / 51 / 3.743   hf 2.33 / 710   rustbpe 0.40 / 57
-                    gigatoken 0.18 / 57           bpeasy 0.83 / 80   sentencepiece 0.43 / 85
-                    reference 9.18 / 105
-    english/32768   tokenmill 0.60 / 156 / 4.504  hf 7.81 / 213   rustbpe 1.90 / 172
-                    gigatoken 2.50 / 185          bpeasy 4.20 / 186  sentencepiece 2.70 / 260
-    code/32768      tokenmill 0.66 / 159 / 4.189  hf 10.75 / 278  rustbpe 4.14 / 193
-                    gigatoken 2.85 / 289          bpeasy 5.52 / 181  sentencepiece 6.68 / 485
+The latest run is in ``benchmarks/results/train-<date>.{txt,json}`` and its table in README.md
+and docs/performance.md (``scripts/readme_tables.py``). The readable reference, left out with
+``--skip-reference``, took 9.18 s on Holmes / 4,096 (2026-12-03; tokenmill 0.09 s).
 
 HF, rustbpe and bpeasy learn (nearly) the same merges, hence the same bytes per token;
 gigatoken splits with its own pattern and sentencepiece is a different algorithm.

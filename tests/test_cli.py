@@ -66,7 +66,7 @@ def test_encode_files_one_line_each_and_json(tmp_path, gpt2):
 
 
 def test_encode_a_long_file_on_threads(tmp_path):
-    from tokenmill.mainjob import bundled_corpus
+    from tokenmill.sources import bundled_corpus
 
     text = bundled_corpus("holmes")[:400_000]
     (tmp_path / "h.txt").write_text(text)
@@ -239,7 +239,7 @@ def test_train_with_no_input_uses_the_bundled_corpus(tmp_path):
 def test_train_files_folder_specials_json(tmp_path):
     corpus = tmp_path / "corpus"
     (corpus / "sub").mkdir(parents=True)
-    from tokenmill.mainjob import bundled_corpus
+    from tokenmill.sources import bundled_corpus
 
     lines = bundled_corpus("shakespeare")[:60_000].splitlines(keepends=True)
     (corpus / "a.txt").write_text("".join(lines[: len(lines) // 2]))
@@ -277,6 +277,38 @@ def test_train_files_folder_specials_json(tmp_path):
     # And the trained tokenizer works in the other subcommands.
     ids = ok("encode", "-t", str(out_path), "--allow-special", stdin="the cat<|endoftext|>")
     assert ids.split() == list(map(str, tok.encode("the cat<|endoftext|>", allowed_special="all")))
+
+
+def test_train_a_folder_of_records_and_data_files(tmp_path):
+    """A folder of .jsonl, .csv, .json and Parquet files is their texts in name order: the
+    records' and rows' --text-field, each data file whole; a .parquet file its rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tokenmill.sources import bundled_corpus
+
+    lines = bundled_corpus("shakespeare")[:60_000].splitlines(keepends=True)
+    q = len(lines) // 4
+    d = tmp_path / "corpus"
+    d.mkdir()
+    (d / "a.jsonl").write_text("".join(json.dumps({"body": t}) + "\n" for t in lines[:q]))
+    csv = "line\n" + "".join(json.dumps(t.strip()) + "\n" for t in lines[q : 2 * q])
+    (d / "b.csv").write_text(csv)
+    data = json.dumps(lines[2 * q : 3 * q], indent=1)
+    (d / "c.json").write_text(data)
+    pq.write_table(pa.table({"body": lines[3 * q :]}), d / "d.parquet", row_group_size=200)
+    out = tmp_path / "t.tokenmill"
+    report = json.loads(
+        ok("train", str(d), "-v", "400", "--text-field", "body", "-o", str(out), "--json", "-q")
+    )
+    names = ["a.jsonl", "b.csv", "c.json", "d.parquet"]
+    assert report["corpus"] == [str(d / n) for n in names]
+    want = tokenmill.train([*lines[:q], csv, data, *lines[3 * q :]], 400)
+    assert tokenmill.load(str(out)).merges == want.merges
+
+    pq.write_table(pa.table({"text": lines}), tmp_path / "x.parquet", row_group_size=500)
+    ok("train", str(tmp_path / "x.parquet"), "-v", "400", "-o", str(out), "-q")
+    assert tokenmill.load(str(out)).merges == tokenmill.train(lines, 400).merges
 
 
 @pytest.mark.parametrize(

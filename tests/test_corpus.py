@@ -32,7 +32,7 @@ import tokenmill.corpus as corpus
 from tokenmill.corpus import ShardLoader
 from tokenmill.corpus.shards import sha256_file
 from tokenmill.errors import CorpusInputError, CorruptShardError, ManifestError
-from tokenmill.mainjob import bundled_corpus
+from tokenmill.sources import bundled_corpus
 
 EOT = 50256
 DOCS = [
@@ -187,7 +187,7 @@ def test_validation_split_by_document_hash(tmp_path):
     docs = [f"document number {i} " * (i % 7 + 1) for i in range(300)] + ["twin"] * 5
     path = write_jsonl(tmp_path / "a.jsonl", docs)
     r = corpus.encode([path], "gpt2", tmp_path / "o", val_fraction=0.2, progress=False)
-    from tokenmill.corpus.inputs import doc_split
+    from tokenmill.sources.read import doc_split
 
     val = [d for d in docs if doc_split(d.encode(), 0.2)]
     train = [d for d in docs if not doc_split(d.encode(), 0.2)]
@@ -200,7 +200,7 @@ def test_validation_split_by_document_hash(tmp_path):
 
 
 def test_a_long_text_file_cut_into_items_lands_whole_in_one_split(tmp_path):
-    from tokenmill.corpus.inputs import SPLIT_KEY_BYTES, doc_split
+    from tokenmill.sources.read import SPLIT_KEY_BYTES, doc_split
 
     text = bundled_corpus("holmes")[:300_000]
     (tmp_path / "t.txt").write_text(text)
@@ -213,33 +213,6 @@ def test_a_long_text_file_cut_into_items_lands_whole_in_one_split(tmp_path):
     other = "train" if side == "val" else "val"
     assert read_split(tmp_path / "o", side) == oracle_stream([text])
     assert read_split(tmp_path / "o", other) == []
-
-
-# --------------------------------------------------------------------------- property test
-
-CUT_ALPHABET = st.sampled_from(
-    [*"aZ  \n\n\r\t.'1é中\u0301!", "'s", "  ", "\r\n", "ab cd", "x\ny", ".\nA"]
-)
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.lists(CUT_ALPHABET, max_size=30).map("".join))
-def test_cutting_text_at_safe_places_keeps_every_chunk(text):
-    """Every place the corpus reader may cut a text document (a range or a block boundary)
-    leaves the chunks of gpt2, cl100k and o200k unchanged: the ids cannot change either."""
-    from tokenmill import _core
-    from tokenmill.corpus.inputs import _CUT, _cut_of
-
-    data = text.encode()
-    cuts = {_cut_of(m) for k in range(len(data)) if (m := _CUT.match(data, k))}
-    for pattern in ("gpt2", "cl100k", "o200k"):
-        whole = _core.split(pattern, text)
-        for cut in cuts:
-            left, right = data[:cut].decode(), data[cut:].decode()
-            assert _core.split(pattern, left) + _core.split(pattern, right) == whole, (
-                pattern,
-                cut,
-            )
 
 
 def test_indented_and_crlf_text_is_cut_into_items(tmp_path):

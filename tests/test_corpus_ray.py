@@ -14,7 +14,7 @@ import tokenmill
 import tokenmill.corpus as corpus
 from tokenmill import training
 from tokenmill.errors import CorpusFileError, CorpusInputError
-from tokenmill.mainjob import bundled_corpus
+from tokenmill.sources import bundled_corpus
 
 ray = pytest.importorskip("ray")
 
@@ -79,6 +79,19 @@ def test_train_on_ray_learns_the_local_merges(local_ray, inputs, monkeypatch, pa
     on_ray = tokenmill.train(files, 1_500, engine="ray", num_threads=2, **kw)
     assert on_ray.merges == local.merges
     assert on_ray == local
+
+
+def test_train_on_ray_reads_parquet_as_the_local_trainer_does(local_ray, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lines = bundled_corpus("holmes")[:200_000].splitlines(keepends=True)
+    pq.write_table(pa.table({"body": lines}), tmp_path / "h.parquet", row_group_size=1000)
+    files = [tmp_path / "h.parquet"]
+    local = tokenmill.train(files, 800, text_field="body", progress=False)
+    assert local.merges == tokenmill.train(lines, 800, progress=False).merges
+    on_ray = tokenmill.train(files, 800, text_field="body", engine="ray", progress=False)
+    assert on_ray.merges == local.merges
 
 
 def test_train_on_ray_of_a_shared_corpus(local_ray, shared_data, monkeypatch):

@@ -222,3 +222,59 @@ def test_thread_counts_are_clamped_and_pools_bounded():
     # The main thread and a few of Python's and numpy's, plus the pools kept (4 at most, of
     # at most `cpus` workers each).
     assert threads <= 8 + 4 * cpus, out.stdout
+
+
+# ------------------------------------------------------------------ every error is tokenmill's
+
+# Being moved into the formats registry by other work; their bare raises go with that move.
+NOT_YET = {"formats/export.py", "formats/datagym.py"}
+BUILTINS = {"ValueError", "TypeError", "KeyError", "OSError", "IndexError", "RuntimeError",
+            "FileNotFoundError", "ImportError", "LookupError", "Exception"}  # fmt: skip
+
+
+def test_every_error_class_is_a_tokenmill_error_exported_from_the_package():
+    import inspect
+
+    from tokenmill import errors
+
+    classes = [c for _, c in inspect.getmembers(errors, inspect.isclass)]
+    assert classes and all(c.__module__ == "tokenmill.errors" for c in classes)
+    for c in classes:
+        assert c.__name__ in tokenmill.__all__ and getattr(tokenmill, c.__name__) is c
+        if c is not errors.TrainingWarning:
+            assert issubclass(c, errors.TokenmillError), c
+    # Each also is the builtin a caller catches, so `except ValueError` code keeps working.
+    assert issubclass(errors.UsageError, ValueError)
+    assert issubclass(errors.WrongTypeError, TypeError)
+    assert issubclass(errors.NotATokenError, KeyError)
+    assert issubclass(errors.MissingDependencyError, ImportError)
+    assert issubclass(errors.CorpusOptionError, errors.InvalidArgumentError)
+
+
+def test_tokenmill_raises_no_bare_builtin_exception():
+    import ast
+    from pathlib import Path
+
+    root = Path(tokenmill.__file__).parent
+    bare = []
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if isinstance(exc, ast.Name) and exc.id in BUILTINS and name not in NOT_YET:
+                    bare.append(f"{name}:{node.lineno}: {exc.id}")
+    assert bare == []
+
+
+def test_library_errors_keep_their_builtin_bases():
+    enc = tokenmill.load("gpt2")
+    with pytest.raises(tokenmill.NotATokenError) as err:
+        enc.encode_single_token("not one token at all")
+    assert isinstance(err.value, KeyError)
+    with pytest.raises(tokenmill.WrongTypeError, match="decode bytes first"):
+        enc.encode(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(tokenmill.InvalidArgumentError, match="max_tokens"):
+        enc.truncate("text", -1)
+    with pytest.raises(tokenmill.WrongTypeError, match="wrap it in a list"):
+        enc.encode_batch("one str")  # type: ignore[arg-type]

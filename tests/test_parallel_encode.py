@@ -13,7 +13,7 @@ from oracle import tiktoken_encoding
 
 import tokenmill
 from tokenmill.errors import DisallowedSpecialTokenError
-from tokenmill.mainjob import bundled_corpus
+from tokenmill.sources import bundled_corpus
 
 NAMES = ["gpt2", "cl100k_base", "o200k_base"]
 

@@ -34,7 +34,7 @@ from tokenmill.analysis.failures import (
 )
 from tokenmill.analysis.failures.corpus import corpus_from, default_corpus
 from tokenmill.analysis.failures.encoded import encode_corpus, pieces
-from tokenmill.mainjob import bundled_corpus
+from tokenmill.sources import bundled_corpus
 
 TRAIN_TEXT = bundled_corpus("holmes")[:200_000]
 

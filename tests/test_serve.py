@@ -31,9 +31,9 @@ from hypothesis import strategies as st
 
 import tokenmill
 from tokenmill.errors import PlaygroundRequestError
-from tokenmill.mainjob import bundled_corpus
 from tokenmill.serve.api import Playground
 from tokenmill.serve.server import PlaygroundServer, warn_if_exposed
+from tokenmill.sources import bundled_corpus
 
 STATIC = Path(tokenmill.__file__).parent / "serve" / "static"
 TEXT = "Hello world! naïve café Привет 日本語 🙂 1234567\n\tdef f(x):  return x\n"

@@ -21,7 +21,7 @@ from oracle import tiktoken_encoding
 
 import tokenmill
 from tokenmill import Tokenizer
-from tokenmill.mainjob import bundled_corpus
+from tokenmill.sources import bundled_corpus
 
 NAMES = ["gpt2", "cl100k_base", "o200k_base"]
 TEXT = st.text(max_size=300) | st.sampled_from(
@@ -189,9 +189,9 @@ def test_a_batch_leaves_its_texts_without_utf8_copies():
 LISTS_SCRIPT = """
 import gc, sys
 import tokenmill
-import tokenmill.mainjob
+import tokenmill.sources
 enc = tokenmill.load("o200k_base")
-holmes = tokenmill.mainjob.bundled_corpus("holmes")
+holmes = tokenmill.sources.bundled_corpus("holmes")
 texts = ["", "a", "hi <|endoftext|> there", " " * 3000, "日本語 " * 900, holmes[:2_500_000]]
 one = enc.encode(" the")[0]  # the int every list holds for the id: not a small int
 assert one > 256 and enc.encode(" the")[0] is one

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import json
 import re
 import warnings
 from importlib import resources
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -28,7 +30,8 @@ from tokenmill.errors import (
     TrainingWarning,
     VocabFileError,
 )
-from tokenmill.tokenizer import _clean
+from tokenmill.sources import cut, read
+from tokenmill.tokenizer import clean_text
 
 
 def bundled(name: str) -> str:
@@ -97,16 +100,19 @@ def test_safe_cuts_keep_the_chunks(pattern):
     parts = pieces(text)
     assert len(parts) > 1000
     assert [c for p in parts for c in _core.split(pattern, p)] == _core.split(pattern, text)
-    rest, cuts = text, []
-    while cut := training.safe_cut(rest):
-        cuts.append(rest[cut:])
-        rest = rest[:cut]
-    assert len(cuts) == len(parts) - 1
+    # The reader's rule (tokenmill.sources.cut) cuts at least there, and at every one of its
+    # places at once the chunks are still the whole text's.
+    places = cut.every_cut(text)
+    assert {len(p) for p in itertools.accumulate(parts[:-1])} <= set(places)
+    bounds = [0, *places, len(text)]
+    parts = [text[a:b] for a, b in itertools.pairwise(bounds)]
+    assert [c for p in parts for c in _core.split(pattern, p)] == _core.split(pattern, text)
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "o200k"])
 def test_streamed_file_other_patterns(tmp_path, monkeypatch, pattern):
     monkeypatch.setattr(training, "BATCH_CHARS", 1000)
+    monkeypatch.setattr(read, "BLOCK", 1000)
     path = tmp_path / "c.txt"
     path.write_text(MIXED, encoding="utf-8")
     want = merges(tokenmill.train(MIXED, 400, pattern=pattern))
@@ -117,6 +123,7 @@ def test_streamed_file_other_patterns(tmp_path, monkeypatch, pattern):
 def test_files_txt_gz_jsonl_streamed_in_blocks(tmp_path, monkeypatch, want_mixed, block):
     # Small blocks end inside characters and inside words; the result must not change.
     monkeypatch.setattr(training, "BATCH_CHARS", block)
+    monkeypatch.setattr(read, "BLOCK", block)
     txt = tmp_path / "c.txt"
     txt.write_text(MIXED, encoding="utf-8")
     gz = tmp_path / "c.txt.gz"
@@ -126,6 +133,37 @@ def test_files_txt_gz_jsonl_streamed_in_blocks(tmp_path, monkeypatch, want_mixed
     jsonl.write_bytes(gzip.compress(records.encode("utf-8")))
     for corpus in (txt, gz, jsonl, [jsonl]):
         assert merges(tokenmill.train(corpus, 600)) == want_mixed, corpus
+
+
+def test_parquet_and_folders_of_any_kind_give_the_merges_of_their_texts(tmp_path, want_mixed):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tokenmill.sources import find
+
+    parts = pieces(MIXED)
+    pq.write_table(pa.table({"body": parts}), tmp_path / "c.parquet", row_group_size=300)
+    assert merges(tokenmill.train(tmp_path / "c.parquet", 600, text_field="body")) == want_mixed
+    d = tmp_path / "folder"
+    d.mkdir()
+    half = len(parts) // 2
+    (d / "a.jsonl").write_text("".join(json.dumps({"text": p}) + "\n" for p in parts[:half]))
+    (d / "b.csv").write_text("".join(parts[half:]), encoding="utf-8")
+    files = [Path(f.path) for f in find(d)]
+    want = merges(tokenmill.train([*parts[:half], "".join(parts[half:])], 600))
+    assert merges(tokenmill.train(files, 600)) == want
+
+
+@pytest.mark.parametrize("block", [64, 1 << 20])
+def test_a_file_is_never_cut_inside_a_special_token(tmp_path, monkeypatch, block):
+    # "END OF DOC" holds places where text may be cut (before a space between letters); a cut
+    # there would hide the special token from the matcher and count its pieces as text.
+    monkeypatch.setattr(read, "BLOCK", block)
+    text = "".join(f"Story {i} was told here.END OF DOC" for i in range(400))
+    path = tmp_path / "s.txt"
+    path.write_text(text)
+    want = merges(tokenmill.train(text, 280, special_tokens=["END OF DOC"]))
+    assert merges(tokenmill.train(path, 280, special_tokens=["END OF DOC"])) == want
 
 
 def test_several_files_are_one_corpus_in_order(tmp_path):
@@ -162,7 +200,7 @@ def test_trained_encodes_its_corpus_like_the_reference(trained):
 @given(text=st.text())
 def test_any_text_round_trips(trained, text):
     # Scripts and emoji the corpus never held fall back to bytes.
-    assert trained.decode(trained.encode_ordinary(text)) == _clean(text)
+    assert trained.decode(trained.encode_ordinary(text)) == clean_text(text)
 
 
 def test_unseen_scripts_and_emoji_round_trip(trained):
@@ -342,6 +380,7 @@ def test_unreadable_files(tmp_path):
 @pytest.mark.parametrize("block", [1 << 20, 7])
 def test_non_utf8_file_names_file_and_byte_offset(tmp_path, monkeypatch, block):
     monkeypatch.setattr(training, "BATCH_CHARS", block)
+    monkeypatch.setattr(read, "BLOCK", block)
     path = tmp_path / "latin1.txt"
     path.write_bytes("caf\u00e9 ok\n".encode() * 3 + b"na\xefve\n")
     with pytest.raises(CorpusFileError, match=r"latin1\.txt: not UTF-8 at byte 29"):

@@ -20,7 +20,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tokenmill.errors import UnknownCharacterError, UnknownTokenIdError, VocabFileError
+from tokenmill.errors import (
+    InvalidVocabError,
+    UnknownCharacterError,
+    UnknownTokenIdError,
+    VocabFileError,
+    WrongTypeError,
+)
 from tokenmill.fileio import write_atomic
 
 if TYPE_CHECKING:
@@ -39,7 +45,7 @@ class CharTokenizer:
         ordered = sorted(set(chars))
         for c in ordered:
             if len(c) != 1:
-                raise ValueError(f"expected single characters, got {c!r}")
+                raise InvalidVocabError(f"expected single characters, got {c!r}")
         self.unknown = unknown
         offset = 1 if unknown is not None else 0
         self.chars: list[str] = ordered
@@ -76,7 +82,7 @@ class CharTokenizer:
             return [stoi[c] for c in text]
         except KeyError:
             if not isinstance(text, str):
-                raise TypeError(f"text must be str, not {type(text).__name__}") from None
+                raise WrongTypeError(f"text must be str, not {type(text).__name__}") from None
             if self.unknown is not None:
                 return [stoi.get(c, 0) for c in text]
             pos = next(i for i, c in enumerate(text) if c not in stoi)

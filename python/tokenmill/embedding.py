@@ -26,7 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tokenmill.errors import UnknownTokenIdError
+from tokenmill.errors import (
+    InvalidArgumentError,
+    MissingDependencyError,
+    UnknownTokenIdError,
+    WrongTypeError,
+)
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -42,7 +47,7 @@ D_MODELS = (256, 512, 768, 1024, 2048, 4096)
 def _n_vocab(tokenizer_or_n_vocab: Tokenizer | int) -> int:
     if isinstance(tokenizer_or_n_vocab, int):
         if tokenizer_or_n_vocab < 1:
-            raise ValueError(f"n_vocab must be >= 1, got {tokenizer_or_n_vocab}")
+            raise InvalidArgumentError(f"n_vocab must be >= 1, got {tokenizer_or_n_vocab}")
         return tokenizer_or_n_vocab
     return tokenizer_or_n_vocab.n_vocab
 
@@ -62,7 +67,7 @@ def embedding_table(
     """
     n = _n_vocab(tokenizer_or_n_vocab)
     if d_model < 1:
-        raise ValueError(f"d_model must be >= 1, got {d_model}")
+        raise InvalidArgumentError(f"d_model must be >= 1, got {d_model}")
     rng = np.random.default_rng(seed)
     return rng.normal(0.0, std, size=(n, d_model)).astype(dtype)
 
@@ -157,7 +162,7 @@ def grow(table: Any, n_vocab: Tokenizer | int, *, std: float = DEFAULT_STD, seed
     rows = _rows(table)
     n_vocab = _n_vocab(n_vocab)
     if n_vocab < rows:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"the table already has {rows} rows; grow() only adds rows (asked for {n_vocab})"
         )
     rng = np.random.default_rng(seed)
@@ -188,7 +193,7 @@ def torch_embedding(
     try:
         import torch  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
-        raise ImportError("torch_embedding needs torch: pip install torch") from None
+        raise MissingDependencyError("torch_embedding needs torch: pip install torch") from None
     table = embedding_table(tokenizer_or_n_vocab, d_model, std=std, seed=seed)
     emb = torch.nn.Embedding(table.shape[0], d_model)
     with torch.no_grad():
@@ -206,7 +211,7 @@ def embedding_parameters(n_vocab: int, d_model: int, *, tied: bool = False) -> d
     (410734592, 410734592, 1642.938368)
     """
     if n_vocab < 1 or d_model < 1:
-        raise ValueError(f"n_vocab and d_model must be >= 1, got {n_vocab} and {d_model}")
+        raise InvalidArgumentError(f"n_vocab and d_model must be >= 1, got {n_vocab} and {d_model}")
     per_table = n_vocab * d_model
     total = per_table if tied else 2 * per_table
     return {
@@ -230,7 +235,9 @@ def _rows(table: Any) -> int:
 def _weights(table: Any) -> npt.NDArray[Any]:
     if isinstance(table, np.ndarray):
         if table.ndim != 2:
-            raise ValueError(f"an embedding table is 2-D (n_vocab x d_model), got {table.shape}")
+            raise InvalidArgumentError(
+                f"an embedding table is 2-D (n_vocab x d_model), got {table.shape}"
+            )
         return table
     _torch_for(table)
     return table.weight.detach().cpu().float().numpy()
@@ -243,7 +250,7 @@ def _torch_for(table: Any) -> Any:
 
         if isinstance(table, torch.nn.Embedding):
             return torch
-    raise TypeError(
+    raise WrongTypeError(
         f"expected a 2-D numpy array or a torch.nn.Embedding, not {type(table).__name__}"
     )
 

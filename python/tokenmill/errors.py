@@ -1,6 +1,7 @@
-"""Exception classes. Each subclasses the builtin a caller would naturally catch
-(``ValueError``, ``KeyError``, ``OSError``) and :class:`TokenmillError`, and its message
-says what to do about it.
+"""Exception classes: every error tokenmill raises on purpose is one of these. Each subclasses
+:class:`TokenmillError` and the builtin a caller would naturally catch (``ValueError``,
+``TypeError``, ``KeyError``, ``OSError``, ``ImportError``), and its message says what to do
+about it.
 
 >>> import tokenmill
 >>> try:
@@ -15,6 +16,26 @@ from __future__ import annotations
 
 class TokenmillError(Exception):
     """Base class of every error tokenmill raises on purpose."""
+
+
+class InvalidArgumentError(TokenmillError, ValueError):
+    """An argument value the call cannot use (a count below 1, an unknown choice, an array of
+    the wrong shape); the message names the argument and what it takes."""
+
+
+class WrongTypeError(TokenmillError, TypeError):
+    """An argument of the wrong type (bytes where text is wanted, one string where a list is);
+    the message names the type wanted."""
+
+
+class MissingDependencyError(TokenmillError, ImportError):
+    """An optional dependency (Ray, torch) that the call needs is not installed; the message
+    says what to install."""
+
+
+class UsageError(TokenmillError, ValueError):
+    """A mistake in what the ``tokenmill`` command was asked to do: reported in one line, exit
+    status 2."""
 
 
 class InvalidPatternError(TokenmillError, ValueError):
@@ -73,8 +94,23 @@ class UnknownTokenIdError(TokenmillError, KeyError):
         return self.message
 
 
+class NotATokenError(TokenmillError, KeyError):
+    """A string or bytes that is not exactly one token of the vocabulary
+    (``Tokenizer.encode_single_token``)."""
+
+
 class UnknownTokenizerError(TokenmillError, ValueError):
     """A tokenizer name that is neither built in, known for download, nor a file."""
+
+
+class UnknownModelError(TokenmillError, KeyError):
+    """A model name whose encoding is not known
+    (``tokenmill.compat.tiktoken.encoding_name_for_model``)."""
+
+
+class IdsFileError(TokenmillError, ValueError):
+    """Contents that are not token ids in the format they are read as (text, JSON, ``.npy``,
+    ``.bin``); the message says what was expected."""
 
 
 class DownloadError(TokenmillError, OSError):
@@ -90,7 +126,8 @@ class TrainingError(TokenmillError, ValueError):
 
 
 class CorpusFileError(TrainingError):
-    """An input file that cannot be read as text; the message names the file and offset."""
+    """An input file that cannot be read as text where every text counts (training, the
+    report); the message names the file and the line, row or byte offset."""
 
 
 class TrainingWarning(UserWarning):
@@ -121,8 +158,17 @@ class PlaygroundRequestError(TokenmillError, ValueError):
 
 
 class CorpusInputError(TokenmillError, ValueError):
-    """An input of ``tokenmill.corpus.encode`` that cannot be read: the message names the
-    file and line (or row) and what to do (fix it, or ``on_error="skip"``)."""
+    """A corpus input that cannot be found (a missing file, a glob that matches nothing, a
+    folder without input files), or, in ``tokenmill.corpus.encode``, read: the message names
+    the file and line (or row) and what to do (fix it, or ``on_error="skip"``)."""
+
+
+class CorpusOptionError(InvalidArgumentError):
+    """An option of ``tokenmill.corpus.encode`` or of a ``ShardLoader`` that cannot be used."""
+
+
+class EndlessLoaderError(TokenmillError, TypeError):
+    """``len()`` of a random-order ``ShardLoader``, which never ends."""
 
 
 class ManifestError(TokenmillError, ValueError):

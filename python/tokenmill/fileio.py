@@ -6,7 +6,7 @@ the target. Readers never see half a file; a crash leaves at most a stray ``.nam
 >>> write_atomic(path, b"hello")
 >>> path.read_bytes()
 b'hello'
->>> oct(path.stat().st_mode & 0o777) == oct(0o666 & ~_UMASK)
+>>> path.stat().st_mode & 0o777 == FILE_MODE
 True
 """
 
@@ -28,7 +28,7 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         # mkstemp makes the file private (0600); give it the mode open() would have.
-        os.fchmod(fd, 0o666 & ~_UMASK)
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
@@ -39,14 +39,15 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         raise
 
 
-def _read_umask() -> int:
+def _file_mode() -> int:
     # os.umask can only be read by setting it: done once, at import, not while threads write.
     mask = os.umask(0o022)
     os.umask(mask)
-    return mask
+    return 0o666 & ~mask
 
 
-_UMASK = _read_umask()
+# The mode open() gives a new file under this process's umask.
+FILE_MODE = _file_mode()
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:

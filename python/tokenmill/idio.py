@@ -19,6 +19,8 @@ from typing import BinaryIO
 
 import numpy as np
 
+from tokenmill.errors import IdsFileError, InvalidArgumentError
+
 FORMATS = ("text", "json", "npy", "bin")
 DTYPES = ("uint16", "uint32")
 
@@ -28,9 +30,11 @@ def dtype_for(n_vocab: int, requested: str | None = None) -> str:
     if requested is None:
         return "uint16" if n_vocab <= 1 << 16 else "uint32"
     if requested not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {requested!r}")
+        raise InvalidArgumentError(f"dtype must be one of {', '.join(DTYPES)}, not {requested!r}")
     if requested == "uint16" and n_vocab > 1 << 16:
-        raise ValueError(f"ids up to {n_vocab - 1} do not fit in uint16; use --dtype uint32")
+        raise InvalidArgumentError(
+            f"ids up to {n_vocab - 1} do not fit in uint16; use --dtype uint32"
+        )
     return requested
 
 
@@ -65,7 +69,7 @@ def write_ids(
         else:
             out.write(arr.tobytes())
     else:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        raise InvalidArgumentError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
 
 
 def read_ids(data: bytes, fmt: str, dtype: str = "uint32") -> list[list[int]]:
@@ -78,28 +82,28 @@ def read_ids(data: bytes, fmt: str, dtype: str = "uint32") -> list[list[int]]:
                 if line.strip()
             ]
         except ValueError as e:
-            raise ValueError(f"expected whitespace-separated integers: {e}") from None
+            raise IdsFileError(f"expected whitespace-separated integers: {e}") from None
     if fmt == "json":
         try:
             value = json.loads(data)
         except json.JSONDecodeError as e:
-            raise ValueError(f"not valid JSON: {e}") from None
+            raise IdsFileError(f"not valid JSON: {e}") from None
         if isinstance(value, list) and all(isinstance(x, int) for x in value):
             return [value]
         if isinstance(value, list) and all(
             isinstance(d, list) and all(isinstance(x, int) for x in d) for d in value
         ):
             return value
-        raise ValueError("expected a JSON list of ids or a list of lists of ids")
+        raise IdsFileError("expected a JSON list of ids or a list of lists of ids")
     if fmt == "npy":
         try:
             arr = np.load(io.BytesIO(data), allow_pickle=False)
         except (ValueError, OSError) as e:
-            raise ValueError(f"not a .npy file: {e}") from None
+            raise IdsFileError(f"not a .npy file: {e}") from None
         return [arr.reshape(-1).astype(np.int64).tolist()]
     if fmt == "bin":
         size = np.dtype(dtype).itemsize
         if len(data) % size:
-            raise ValueError(f"{len(data)} bytes is not a whole number of {dtype} ids")
+            raise IdsFileError(f"{len(data)} bytes is not a whole number of {dtype} ids")
         return [np.frombuffer(data, dtype=dtype).astype(np.int64).tolist()]
-    raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    raise InvalidArgumentError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")

@@ -24,9 +24,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tokenmill import _core
 from tokenmill.errors import (
+    InvalidArgumentError,
     InvalidSpecialTokensError,
     InvalidVocabError,
+    NotATokenError,
     UnknownTokenIdError,
+    WrongTypeError,
 )
 
 if TYPE_CHECKING:
@@ -49,7 +52,7 @@ def _need_str(text: object, what: str = "text") -> None:
         hint = ""
         if isinstance(text, bytes | bytearray):
             hint = " (decode bytes first, e.g. data.decode('utf-8'))"
-        raise TypeError(f"{what} must be str, not {type(text).__name__}{hint}")
+        raise WrongTypeError(f"{what} must be str, not {type(text).__name__}{hint}")
 
 
 def _fix_surrogates(text: str) -> str:
@@ -317,7 +320,7 @@ class Tokenizer:
             data = bytes(text_or_bytes)
         rank = self._core.rank(data)
         if rank is None:
-            raise KeyError(f"{text_or_bytes!r} is not a single token of {self.name}")
+            raise NotATokenError(f"{text_or_bytes!r} is not a single token of {self.name}")
         return rank
 
     def count(
@@ -350,7 +353,7 @@ class Tokenizer:
 
     def _batch(self, method: str, texts: Sequence[str], *args: Any) -> Any:
         if isinstance(texts, str):
-            raise TypeError("expected a list of texts, got one str (wrap it in a list)")
+            raise WrongTypeError("expected a list of texts, got one str (wrap it in a list)")
         texts = list(texts)
         try:
             return getattr(self._core, method)(texts, *args)
@@ -359,7 +362,7 @@ class Tokenizer:
                 _need_str(t, f"texts[{i}]")
             raise
         except UnicodeEncodeError:
-            return getattr(self._core, method)([_clean(t) for t in texts], *args)
+            return getattr(self._core, method)([clean_text(t) for t in texts], *args)
 
     def encode_batch(
         self,
@@ -433,7 +436,7 @@ class Tokenizer:
         'The quick'
         """
         if max_tokens < 0:
-            raise ValueError(f"max_tokens must be >= 0, got {max_tokens}")
+            raise InvalidArgumentError(f"max_tokens must be >= 0, got {max_tokens}")
         kwargs: dict[str, Any] = {
             "allowed_special": allowed_special,
             "disallowed_special": disallowed_special,
@@ -650,13 +653,19 @@ def _threads(num_threads: int | None) -> int:
     if num_threads is None:
         return default_threads()
     if isinstance(num_threads, bool) or not isinstance(num_threads, int):
-        raise TypeError(f"num_threads must be an int, got {type(num_threads).__name__}")
+        raise WrongTypeError(f"num_threads must be an int, got {type(num_threads).__name__}")
     if num_threads < 1:
-        raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+        raise InvalidArgumentError(f"num_threads must be >= 1, got {num_threads}")
     return num_threads
 
 
-def _clean(text: str) -> str:
+def clean_text(text: str) -> str:
+    """``text`` as tiktoken encodes it: itself when it is valid Unicode, else with its
+    surrogates fixed (see ``_fix_surrogates``).
+
+    >>> clean_text("ok"), clean_text("\\ud83d\\ude00 \\ud800")
+    ('ok', '😀 �')
+    """
     try:
         text.encode("utf-8")
         return text
@@ -680,7 +689,7 @@ def _as_ids(tokens: Sequence[int] | npt.NDArray[Any]) -> Any:
 
         arr = np.asarray(tokens)
         if arr.ndim != 1:
-            raise ValueError(f"expected a 1-D array of token ids, got shape {arr.shape}")
+            raise InvalidArgumentError(f"expected a 1-D array of token ids, got shape {arr.shape}")
         if arr.dtype == np.uint32:
             return np.ascontiguousarray(arr)
         return arr.tolist()
@@ -706,4 +715,11 @@ def _dense_tokens(ranks: Mapping[bytes, int] | Sequence[bytes]) -> list[bytes]:
     return tokens  # type: ignore[return-value]
 
 
-__all__ = ["Merge", "StreamDecoder", "Tokenizer", "UnknownTokenIdError", "default_threads"]
+__all__ = [
+    "Merge",
+    "StreamDecoder",
+    "Tokenizer",
+    "UnknownTokenIdError",
+    "clean_text",
+    "default_threads",
+]

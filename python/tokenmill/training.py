@@ -2,8 +2,8 @@
 
 The rules are DESIGN.md §2 and ``tokenmill/reference.py`` spells them out in plain Python;
 the native trainer (``src/train/``) learns exactly the same merges, ties included, only faster.
-This module handles what a user hands in (strings, files, iterables), the options, the
-progress bar and the merge log.
+This module handles the options, what a user hands in (strings, paths, iterables; files are
+read by :mod:`tokenmill.sources`), the progress bar and the merge log.
 
 >>> import tokenmill
 >>> tok = tokenmill.train("ab cd ab cd", 259, pattern="gpt2")
@@ -15,9 +15,6 @@ progress bar and the merge log.
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
 import os
 import sys
 import warnings
@@ -31,16 +28,20 @@ from tokenmill.errors import (
     InvalidSpecialTokensError,
     TrainingError,
     TrainingWarning,
+    WrongTypeError,
 )
 from tokenmill.progress import StatusLine
-from tokenmill.tokenizer import Merge, Tokenizer, _clean, default_threads
+from tokenmill.sources.cut import last_cut, may_cut
+from tokenmill.sources.files import InputFile, input_file
+from tokenmill.sources.read import Item, plan_items, read_texts, whole
+from tokenmill.tokenizer import Merge, Tokenizer, clean_text, default_threads
 
 Corpus = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 Log = Callable[[str], Any] | IO[str]
 
 # Text is handed to the native counter in batches of about this many characters: large enough
-# that the per-call cost vanishes and both threads get whole pieces, small enough that a
-# streamed file never sits in memory twice. Files are read in blocks of the same size.
+# that the per-call cost vanishes and every thread gets whole pieces, small enough that a
+# streamed file never sits in memory twice.
 BATCH_CHARS = 8 << 20
 # Merges learned per native call; between calls the progress bar is redrawn.
 MERGES_PER_CALL = 512
@@ -70,14 +71,16 @@ def train(
     """Train a byte-level BPE tokenizer on ``corpus``.
 
     ``corpus`` is one string, a list (or any iterable) of strings, a file path
-    (:class:`pathlib.Path` or other ``os.PathLike``), or an iterable of paths. Files are
-    ``.txt`` (UTF-8), ``.jsonl`` (one JSON object per line; the text is ``text_field``), or
-    either gzipped (``.gz``); they are streamed in blocks, never held whole. A plain ``str``
-    is always text, never a file name: pass ``Path(name)`` for a file. Several texts or files
-    are one corpus in the given order; no chunk spans two of them. Blocks of a file are cut
-    where the named patterns cannot match across (see :func:`safe_cut`), so streaming changes
-    nothing for them; a custom regex that matches across a newline between a printable
-    character and a letter or digit could see a chunk cut there once per 8 MB block.
+    (:class:`pathlib.Path` or other ``os.PathLike``), or an iterable of paths. A plain ``str``
+    is always text, never a file name: pass ``Path(name)`` for a file
+    (:func:`tokenmill.sources.find` turns folders and globs into files). Files are read as
+    :mod:`tokenmill.sources` reads every corpus: a text file (UTF-8) is one text, a ``.jsonl``
+    file gives the ``text_field`` of each record, a Parquet file its ``text_field`` column;
+    any of them may be gzipped (``.gz``). Several texts or files are one corpus in the given
+    order; no chunk spans two of them. Files are streamed: under a named pattern a text file
+    is read in blocks cut where no chunk can cross (:mod:`tokenmill.sources.cut`), so the
+    merges are those of the whole text; under a custom regex, for which no cut is proven
+    safe, a text file is read whole.
 
     ``vocab_size`` counts everything: 256 bytes + merges + special tokens; special tokens take
     the ids after the merges, and their strings are cut out of the corpus (never merged).
@@ -88,11 +91,11 @@ def train(
     ``verbose``: log every merge to stderr; ``log``: a callable or file to log to instead.
 
     ``engine="ray"`` counts the chunks of the files as Ray tasks (``ray_address`` of a
-    cluster, else a local Ray with ``num_threads`` CPUs): each task counts one piece of a file
-    (cut where the pattern cannot match across, see :mod:`tokenmill.corpus.inputs`) and sends
-    back its distinct chunks in order of first occurrence; the driver adds them up in corpus
-    order and learns the merges, exactly the merges of the local engine. The corpus must then
-    be file paths.
+    cluster, else a local Ray with ``num_threads`` CPUs): each task counts one work item (a
+    piece of a file, see :mod:`tokenmill.sources.read`) with :func:`count_item` and sends back
+    its distinct chunks in order of first occurrence; the driver adds them up in corpus order
+    and learns the merges, exactly the merges of the local engine. The corpus must then be
+    file paths.
 
     >>> import io, tokenmill
     >>> out = io.StringIO()
@@ -118,22 +121,18 @@ def train(
     writer = _log_writer(log, verbose)
 
     trainer = _core.CoreTrainer(pattern, specials, threads)
+    cut_text = may_cut(_core.pattern_name(pattern), specials)
     bar = _Progress(progress)
     if engine == "ray":
-        from tokenmill.corpus.ray_engine import count_files
-
-        for counted, n_bytes in count_files(
-            _paths(corpus), pattern, specials, text_field, threads, ray_address, RAY_ITEM_BYTES
-        ):
-            trainer.add_counted(counted, n_bytes)
+        counts = _count_on_ray(
+            corpus, pattern, specials, text_field, cut_text, threads, ray_address
+        )
+        for counted, n_counted in counts:
+            trainer.add_counted(counted, n_counted)
             bar.counting(trainer.stats()[0])
     elif engine == "local":
-        for batch in _batches(corpus, text_field):
-            try:
-                trainer.feed(batch)
-            except UnicodeEncodeError:
-                # Lone surrogates (not valid Unicode): handled as tiktoken's encode does.
-                trainer.feed([_clean(t) for t in batch])
+        for batch in _batches(corpus, text_field, cut_text):
+            _feed(trainer, batch)
             bar.counting(trainer.stats()[0])
     else:
         raise TrainingError(f"engine must be 'local' or 'ray', not {engine!r}")
@@ -182,16 +181,6 @@ def train(
     )
 
 
-def _paths(corpus: Corpus) -> list[Path]:
-    """The corpus as file paths (what the Ray engine distributes)."""
-    items = [corpus] if isinstance(corpus, str | os.PathLike) else list(corpus)  # type: ignore[arg-type]
-    if not items or not all(isinstance(p, os.PathLike) for p in items):
-        raise TrainingError(
-            "engine='ray' trains on files: pass paths (pathlib.Path), not text; a str is text"
-        )
-    return [Path(p) for p in items]
-
-
 def _check_specials(special_tokens: Sequence[str]) -> list[str]:
     if isinstance(special_tokens, str):
         raise InvalidSpecialTokensError(
@@ -220,19 +209,19 @@ def _log_writer(log: Log | None, verbose: bool) -> Callable[[str], Any] | None:
     if hasattr(log, "write"):
         stream = log
         return lambda line: stream.write(line + "\n")
-    raise TypeError(f"log must be a callable or a file, not {type(log).__name__}")
+    raise WrongTypeError(f"log must be a callable or a file, not {type(log).__name__}")
 
 
 # ------------------------------------------------------------------------------ the corpus
 
 
-def _batches(corpus: Corpus, text_field: str) -> Iterator[list[str]]:
+def _batches(corpus: Corpus, text_field: str, cut_text: bool) -> Iterator[list[str]]:
     """The corpus as batches of texts, in order; files are streamed."""
     if isinstance(corpus, str):
         yield [corpus]
         return
     if isinstance(corpus, os.PathLike):
-        yield from _file_batches(Path(corpus), text_field)
+        yield from _batched(_file_texts(corpus, text_field, cut_text))
         return
     if isinstance(corpus, bytes | bytearray):
         raise TrainingError("corpus is bytes: decode it first, e.g. data.decode('utf-8')")
@@ -253,7 +242,7 @@ def _batches(corpus: Corpus, text_field: str) -> Iterator[list[str]]:
             if batch:
                 yield batch
                 batch, size = [], 0
-            yield from _file_batches(Path(item), text_field)
+            yield from _batched(_file_texts(item, text_field, cut_text))
         else:
             raise TrainingError(
                 f"corpus items must be str (text) or paths, not {type(item).__name__}"
@@ -262,108 +251,14 @@ def _batches(corpus: Corpus, text_field: str) -> Iterator[list[str]]:
         yield batch
 
 
-def _open(path: Path) -> io.BufferedIOBase:
-    try:
-        if path.is_dir():
-            raise CorpusFileError(f"{path}: is a folder; pass the files in it")
-        if path.name.endswith(".gz"):
-            return gzip.open(path, "rb")
-        return open(path, "rb")  # the caller closes it
-    except OSError as e:
-        raise CorpusFileError(f"{path}: cannot read it: {e.strerror or e}") from e
+def _file_texts(path: os.PathLike[str], text_field: str, cut_text: bool) -> Iterator[str]:
+    return read_texts(whole(0), [input_file(path)], text_field, cut_text)
 
 
-def _file_batches(path: Path, text_field: str) -> Iterator[list[str]]:
-    stem = path.name[:-3] if path.name.endswith(".gz") else path.name
-    gz = " (decompressed)" if path.name.endswith(".gz") else ""
-    with _open(path) as f:
-        try:
-            if stem.endswith((".jsonl", ".ndjson")):
-                yield from _jsonl_batches(f, path, text_field, gz)
-            else:
-                yield from _text_batches(f, path, gz)
-        except (OSError, EOFError) as e:
-            raise CorpusFileError(f"{path}: cannot read it: {e}") from e
-
-
-def _decode(data: bytes, path: Path, offset: int, gz: str, final: bool) -> tuple[str, bytes]:
-    """Decode ``data`` (which starts at byte ``offset`` of the file); an incomplete character
-    at the end is returned as undecoded bytes unless this is the end of the file."""
-    try:
-        return data.decode("utf-8"), b""
-    except UnicodeDecodeError as e:
-        incomplete = e.reason == "unexpected end of data" and len(data) - e.start < 4
-        if incomplete and not final:
-            return data[: e.start].decode("utf-8"), data[e.start :]
-        raise CorpusFileError(
-            f"{path}: not UTF-8 at byte {offset + e.start}{gz} ({e.reason}: "
-            f"{data[e.start : e.start + 4]!r}); convert it to UTF-8 first"
-        ) from None
-
-
-def safe_cut(text: str) -> int:
-    """The last place where ``text`` can be cut without changing its chunks (0 if none):
-    right after a newline that follows a printable ASCII character (not a space) and precedes
-    an ASCII letter or digit. Why that is safe for the named patterns, and why a newline after
-    whitespace is not: ``count_safe_cut`` in src/train/mod.rs.
-
-    >>> safe_cut("one\\n\\ntwo \\nthree\\nfour")
-    16
-    >>> safe_cut("no newline")
-    0
-    """
-    i = text.rfind("\n", 1, len(text) - 1)
-    while i >= 1:
-        after, before = text[i + 1], text[i - 1]
-        if after.isascii() and after.isalnum() and "!" <= before <= "~":
-            return i + 1
-        i = text.rfind("\n", 1, i)
-    return 0
-
-
-def _text_batches(f: io.BufferedIOBase, path: Path, gz: str) -> Iterator[list[str]]:
-    offset = 0  # file bytes before `carry`
-    carry = b""
-    pending = ""
-    while True:
-        block = f.read(BATCH_CHARS)
-        data = carry + block
-        text, carry = _decode(data, path, offset, gz, final=not block)
-        offset += len(data) - len(carry)
-        pending += text
-        if not block:
-            break
-        cut = safe_cut(pending)
-        if cut:
-            yield [pending[:cut]]
-            pending = pending[cut:]
-    if pending:
-        yield [pending]
-
-
-def _jsonl_batches(f: io.BufferedIOBase, path: Path, field: str, gz: str) -> Iterator[list[str]]:
+def _batched(texts: Iterable[str]) -> Iterator[list[str]]:
     batch: list[str] = []
     size = 0
-    offset = 0
-    for lineno, raw in enumerate(f, 1):
-        line, _ = _decode(raw, path, offset, gz, final=True)
-        offset += len(raw)
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise CorpusFileError(f"{path}, line {lineno}{gz}: not JSON ({e.msg})") from None
-        if not isinstance(record, dict) or field not in record:
-            raise CorpusFileError(
-                f"{path}, line {lineno}{gz}: no {field!r} field; pass text_field= to name the "
-                "field that holds the text"
-            )
-        text = record[field]
-        if not isinstance(text, str):
-            raise CorpusFileError(
-                f"{path}, line {lineno}{gz}: field {field!r} is {type(text).__name__}, not text"
-            )
+    for text in texts:
         batch.append(text)
         size += len(text)
         if size >= BATCH_CHARS:
@@ -371,6 +266,69 @@ def _jsonl_batches(f: io.BufferedIOBase, path: Path, field: str, gz: str) -> Ite
             batch, size = [], 0
     if batch:
         yield batch
+
+
+def _feed(trainer: _core.CoreTrainer, texts: list[str]) -> None:
+    try:
+        trainer.feed(texts)
+    except UnicodeEncodeError:
+        # Lone surrogates (not valid Unicode): handled as tiktoken's encode does.
+        trainer.feed([clean_text(t) for t in texts])
+
+
+def _paths(corpus: Corpus) -> list[Path]:
+    """The corpus as file paths (what the Ray engine distributes)."""
+    items = [corpus] if isinstance(corpus, str | os.PathLike) else list(corpus)  # type: ignore[arg-type]
+    if not items or not all(isinstance(p, os.PathLike) for p in items):
+        raise TrainingError(
+            "engine='ray' trains on files: pass paths (pathlib.Path), not text; a str is text"
+        )
+    return [Path(p) for p in items]
+
+
+def _count_on_ray(
+    corpus: Corpus,
+    pattern: str,
+    specials: list[str],
+    text_field: str,
+    cut_text: bool,
+    threads: int,
+    ray_address: str | None,
+) -> Iterator[tuple[list[tuple[str, int]], int]]:
+    """Chunk counts of the files, one result per work item (see :mod:`tokenmill.sources.read`),
+    counted as Ray tasks and returned in corpus order."""
+    from tokenmill.corpus.engines import ray
+
+    files = [input_file(p) for p in _paths(corpus)]
+    plan = plan_items(files, RAY_ITEM_BYTES, cut_text)
+    if plan.unreadable:
+        path, problem = plan.unreadable[0]
+        raise CorpusFileError(f"{path}: {problem}")
+    shared = (pattern, specials, files, text_field, cut_text)
+    yield from ray.run_ordered(count_item, shared, [(i,) for i in plan.items], threads, ray_address)
+
+
+def count_item(
+    pattern: str,
+    specials: list[str],
+    files: list[InputFile],
+    text_field: str,
+    cut_text: bool,
+    item: Item,
+) -> tuple[list[tuple[str, int]], int]:
+    """The distinct chunks of one work item with their counts, in order of first occurrence,
+    and the bytes counted: exactly what :func:`train` counts in that part of the corpus (the
+    body of a Ray task)."""
+    trainer = _core.CoreTrainer(pattern, specials, 1)
+    for batch in _batched(read_texts(item, files, text_field, cut_text)):
+        _feed(trainer, batch)
+    return trainer.counted(), trainer.stats()[0]
+
+
+def safe_cut(text: str) -> int:
+    """A safe place to cut ``text``, as near its end as one is found (0 if none): the name
+    ``benchmarks/corpora.py`` knows for :func:`tokenmill.sources.cut.last_cut`."""
+    return last_cut(text)
 
 
 # ------------------------------------------------------------------------------ progress
@@ -413,4 +371,4 @@ class _Progress:
         self.status.finish(f"{line} [{self.status.elapsed:.1f} s]")
 
 
-__all__ = ["safe_cut", "train"]
+__all__ = ["count_item", "train"]

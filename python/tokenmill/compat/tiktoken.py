@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tokenmill.errors import UnknownModelError, UnknownTokenizerError
 from tokenmill.pretrained import REGISTRY, load_pretrained
 from tokenmill.tokenizer import SpecialArg, Tokenizer
 
@@ -217,7 +218,7 @@ def get_encoding(encoding_name: str) -> Encoding:
     """tiktoken's ``get_encoding``: ``gpt2``, ``r50k_base``, ``p50k_base``, ``p50k_edit``,
     ``cl100k_base``, ``o200k_base``, ``o200k_harmony``."""
     if encoding_name not in REGISTRY:
-        raise ValueError(
+        raise UnknownTokenizerError(
             f"Unknown encoding {encoding_name}. Plugins found: ['tokenmill']. "
             f"Available encodings: {', '.join(REGISTRY)}"
         )
@@ -236,7 +237,7 @@ def encoding_name_for_model(model_name: str) -> str:
     for prefix, name in MODEL_PREFIX_TO_ENCODING.items():
         if model_name.startswith(prefix):
             return name
-    raise KeyError(
+    raise UnknownModelError(
         f"Could not automatically map {model_name} to a tokeniser. "
         "Please use `tiktoken.get_encoding` to explicitly get the tokeniser you expect."
     )

@@ -2,13 +2,14 @@
 
 - :func:`encode` writes raw ``uint16``/``uint32`` shards plus ``manifest.json``
   (:mod:`tokenmill.corpus.shards` describes the layout); ``tokenmill encode-corpus`` is the CLI.
+  Its inputs are found and read by :mod:`tokenmill.sources`.
 - :func:`verify` re-hashes the shards against the manifest.
 - :class:`ShardLoader` memory-maps the shards and yields ``(x, y)`` batches.
 - :func:`read_manifest` reads the manifest.
 - :class:`FolderLockedError`: another run is writing the folder (one run per folder at a time).
 
-The Ray engine (``engine="ray"``) lives in :mod:`tokenmill.corpus.ray_engine`; Ray is
-imported only when it is used.
+The engines (:mod:`tokenmill.corpus.engines`) run the work here or on Ray; Ray is imported only
+when it is used.
 """
 
 from tokenmill.corpus.driver import EncodeResult, FolderLockedError, encode

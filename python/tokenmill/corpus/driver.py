@@ -1,11 +1,13 @@
 """The driver of ``tokenmill.corpus.encode``: a corpus -> token shards, on all cores, resumable.
 
-How the work is cut (see :mod:`tokenmill.corpus.inputs`): the files become an ordered list of
-work items; the local engine reads them on a reader thread while the Rust core encodes the
-previous batch on ``workers`` threads (the GIL is released), the Ray engine encodes items as
-Ray tasks. Either way the driver receives every item's tokens in item order and appends them
-to the split's stream, which is cut into shards every ``shard_tokens`` tokens; so the shards
-depend only on the inputs and options, never on the engine or the number of workers.
+How the work is cut (see :mod:`tokenmill.sources.read`): the files become an ordered list of
+work items; the local engine (:mod:`tokenmill.corpus.engines.local`) reads them on a reader
+thread while the Rust core encodes the previous batch on ``workers`` threads (the GIL is
+released), the Ray engine (:mod:`tokenmill.corpus.engines.ray`) encodes items as Ray tasks
+(:func:`tokenmill.corpus.encoded.encode_item`). Either way the driver receives every item's
+tokens in item order and appends them to the split's stream, which is cut into shards every
+``shard_tokens`` tokens; so the shards depend only on the inputs and options, never on the
+engine or the number of workers.
 
 Resuming: each time a shard has been written (and at the end) the driver saves each split's
 pending tail (``.pending-{split}.bin``) and then the manifest, which names the next item to
@@ -27,226 +29,60 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
-import queue
 import re
 import sys
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
-from tokenmill.corpus import inputs as _in
+from tokenmill import idio
 from tokenmill.corpus import shards as _sh
-from tokenmill.errors import CorpusInputError, FolderLockedError, ManifestError
+from tokenmill.corpus.encoded import BATCH_BYTES, Encoded, Options, encode_events, encode_item
+from tokenmill.corpus.engines import local
+from tokenmill.errors import (
+    CorpusInputError,
+    CorpusOptionError,
+    FolderLockedError,
+    ManifestError,
+)
+from tokenmill.pretrained import load
 from tokenmill.progress import StatusLine
+from tokenmill.sources.files import find
+from tokenmill.sources.read import Doc, Event, ItemEnd, Plan, plan_items, read_item
+from tokenmill.tokenizer import Tokenizer, default_threads
 
 # A work item is about this many bytes of input (the unit of Ray tasks and of resuming).
 ITEM_BYTES = 32 << 20
-# The local engine encodes batches of about this many bytes of text.
-BATCH_BYTES = 4 << 20
 # Default shard size in tokens (llm.c's fineweb shards: 10^8).
 SHARD_TOKENS = 100_000_000
 EOT_POSITIONS = ("before", "after")
 
 
-@dataclass
-class Encoded:
-    """Tokens of consecutive documents of one item, per split, as the driver consumes them."""
+def _local(tok: Any, plan: Plan, first: int, opts: Options, workers: int) -> Iterator[Encoded]:
+    """Items from ``first`` on, read on a thread and encoded here on ``workers`` threads."""
 
-    item: int
-    tokens: list[npt.NDArray[Any]]  # per split
-    doc_starts: list[npt.NDArray[np.int64]]  # per split: where documents start in tokens
-    docs: list[int]  # per split: documents that start here
-    nbytes: int = 0
-    bad: list[_in.BadRecord] = field(default_factory=list)
-    end: _in.ItemEnd | None = None
+    def batches() -> Iterator[tuple[int, list[Event]]]:
+        for k in range(first, len(plan.items)):
+            events: list[Event] = []
+            size = 0
+            item = plan.items[k]
+            read = read_item(item, plan.files, opts.text_field, opts.cut_text, opts.val_fraction)
+            for ev in read:
+                events.append(ev)
+                if isinstance(ev, Doc):
+                    size += len(ev.text)
+                if size >= BATCH_BYTES or isinstance(ev, ItemEnd):
+                    yield k, events
+                    events, size = [], 0
 
-
-@dataclass(frozen=True)
-class Options:
-    """What decides the ids written (everything in it is recorded in the manifest)."""
-
-    eot: int | None
-    eot_position: str
-    dtype: str
-    text_field: str
-    val_fraction: float
-    cut_text: bool
-
-
-def encode_docs(
-    tok: Any, docs: Sequence[_in.Doc], opts: Options, num_threads: int, item: int
-) -> Encoded:
-    """Encode documents (blocks of text) into per-split token arrays with end-of-text ids."""
-    n_splits = 2 if opts.val_fraction > 0 else 1
-    texts = [d.text for d in docs]
-    flat, offsets = tok.encode_batch_to_numpy(texts, num_threads=num_threads, disallowed_special=())
-    lengths = np.diff(offsets)
-    starts = np.fromiter((d.starts for d in docs), dtype=bool, count=len(docs))
-    ends = np.fromiter((d.ends for d in docs), dtype=bool, count=len(docs))
-    splits = np.fromiter((d.split for d in docs), dtype=np.int8, count=len(docs))
-    eot = opts.eot if opts.eot is not None else 0
-    before = starts if opts.eot is not None and opts.eot_position == "before" else None
-    after = ends if opts.eot is not None and opts.eot_position == "after" else None
-    new_len = lengths.copy()
-    if before is not None:
-        new_len += before
-    if after is not None:
-        new_len += after
-    new_off = np.zeros(len(docs) + 1, dtype=np.int64)
-    np.cumsum(new_len, out=new_off[1:])
-    # One C call inserts every end-of-text id (a scatter through np.repeat/arange indices
-    # took 3x longer: 0.09 s of a 0.6 s run on 20 MB).
-    if before is not None:
-        flat = np.insert(flat, offsets[:-1][before], eot)
-    elif after is not None:
-        flat = np.insert(flat, offsets[1:][after], eot)
-    out = flat.astype(opts.dtype, copy=False)
-    nbytes = sum(d.nbytes for d in docs)
-    if n_splits == 1:
-        return Encoded(item, [out], [new_off[:-1][starts]], [int(starts.sum())], nbytes)
-    labels = np.repeat(splits, new_len)
-    toks, doc_starts, n_docs = [], [], []
-    for s in range(n_splits):
-        sel = splits == s
-        off = np.zeros(int(sel.sum()) + 1, dtype=np.int64)
-        np.cumsum(new_len[sel], out=off[1:])
-        toks.append(out[labels == s])
-        doc_starts.append(off[:-1][starts[sel]])
-        n_docs.append(int(starts[sel].sum()))
-    return Encoded(item, toks, doc_starts, n_docs, nbytes)
-
-
-def encode_events(
-    tok: Any,
-    item: int,
-    events: Iterator[_in.Event],
-    opts: Options,
-    num_threads: int,
-    batch_bytes: int = BATCH_BYTES,
-) -> Iterator[Encoded]:
-    """Encode the events of one item in batches; the last Encoded carries the ItemEnd."""
-    docs: list[_in.Doc] = []
-    bad: list[_in.BadRecord] = []
-    size = 0
-    for ev in events:
-        if isinstance(ev, _in.Doc):
-            docs.append(ev)
-            size += len(ev.text)
-            if size >= batch_bytes:
-                enc = encode_docs(tok, docs, opts, num_threads, item)
-                enc.bad, bad = bad, []
-                yield enc
-                docs, size = [], 0
-        elif isinstance(ev, _in.BadRecord):
-            bad.append(ev)
-        else:
-            enc = encode_docs(tok, docs, opts, num_threads, item)
-            enc.bad = bad
-            enc.end = ev
-            yield enc
-            return
-    if docs or bad:
-        enc = encode_docs(tok, docs, opts, num_threads, item)
-        enc.bad = bad
-        yield enc
-
-
-def merge_encoded(parts: list[Encoded]) -> Encoded:
-    """One Encoded for a whole item (what a Ray task sends back)."""
-    n = len(parts[0].tokens)
-    toks, starts = [], []
-    for s in range(n):
-        base = 0
-        st = []
-        for p in parts:
-            st.append(p.doc_starts[s] + base)
-            base += len(p.tokens[s])
-        toks.append(np.concatenate([p.tokens[s] for p in parts]))
-        starts.append(np.concatenate(st))
-    return Encoded(
-        parts[0].item,
-        toks,
-        starts,
-        [sum(p.docs[s] for p in parts) for s in range(n)],
-        sum(p.nbytes for p in parts),
-        [b for p in parts for b in p.bad],
-        parts[-1].end,
-    )
-
-
-def encode_item(
-    tok: Any, plan_files: list[_in.InputFile], item: _in.Item, index: int, opts: Options
-) -> Encoded:
-    """Read and encode one whole item on one thread (a Ray task's work)."""
-    events = _in.read_item(item, plan_files, opts.text_field, opts.cut_text, opts.val_fraction)
-    return merge_encoded(list(encode_events(tok, index, events, opts, 1)))
-
-
-def _local(
-    tok: Any,
-    plan: _in.Plan,
-    first: int,
-    opts: Options,
-    workers: int,
-) -> Iterator[Encoded]:
-    """Items from ``first`` on, read on a thread and encoded on ``workers`` threads."""
-    q: queue.Queue[Any] = queue.Queue(maxsize=2)
-    stop = threading.Event()
-    done = object()
-
-    def put(value: Any) -> bool:
-        """Queue a value unless the driver stopped listening (then never block)."""
-        while not stop.is_set():
-            try:
-                q.put(value, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def reader() -> None:
-        try:
-            for k in range(first, len(plan.items)):
-                item = plan.items[k]
-                docs: list[_in.Event] = []
-                size = 0
-                events = _in.read_item(
-                    item, plan.files, opts.text_field, opts.cut_text, opts.val_fraction
-                )
-                for ev in events:
-                    docs.append(ev)
-                    if isinstance(ev, _in.Doc):
-                        size += len(ev.text)
-                    if size >= BATCH_BYTES or isinstance(ev, _in.ItemEnd):
-                        if not put((k, docs)):
-                            return
-                        docs, size = [], 0
-            put((None, done))
-        except BaseException as e:  # handed to the driver
-            put((None, e))
-
-    t = threading.Thread(target=reader, name="tokenmill-corpus-reader", daemon=True)
-    t.start()
-    try:
-        while True:
-            k, events = q.get()
-            if events is done:
-                return
-            if isinstance(events, BaseException):
-                raise events
-            # One Encoded per batch; the item's last batch carries its ItemEnd.
-            yield from encode_events(tok, k, iter(events), opts, workers, batch_bytes=1 << 62)
-    finally:
-        stop.set()
-        t.join()
+    for k, events in local.read_ahead(batches, name="tokenmill-corpus-reader"):
+        # One Encoded per batch; the item's last batch carries its ItemEnd.
+        yield from encode_events(tok, k, iter(events), opts, workers, batch_bytes=1 << 62)
 
 
 # ------------------------------------------------------------------------------ the driver
@@ -325,20 +161,18 @@ def encode(
         tok, eot, eot_position, dtype, text_field, val_fraction, shard_tokens
     )
     if on_error not in ("stop", "skip"):
-        raise ValueError(f"on_error must be 'stop' or 'skip', not {on_error!r}")
+        raise CorpusOptionError(f"on_error must be 'stop' or 'skip', not {on_error!r}")
     if engine not in ("local", "ray"):
-        raise ValueError(f"engine must be 'local' or 'ray', not {engine!r}")
-    from tokenmill.tokenizer import default_threads
-
+        raise CorpusOptionError(f"engine must be 'local' or 'ray', not {engine!r}")
     n_workers = default_threads() if workers is None else workers
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
-        raise ValueError(f"workers must be an int >= 1, not {workers!r}")
+        raise CorpusOptionError(f"workers must be an int >= 1, not {workers!r}")
     if not isinstance(item_bytes, int) or item_bytes < 1:
-        raise ValueError(f"item_bytes must be an int >= 1, not {item_bytes!r}")
+        raise CorpusOptionError(f"item_bytes must be an int >= 1, not {item_bytes!r}")
 
-    files = _in.find_inputs(inputs)
+    files = find(inputs)
     out_dir = Path(out)
-    plan = _in.plan_items(files, item_bytes, tok.pattern_name if opts.cut_text else None)
+    plan = plan_items(files, item_bytes, opts.cut_text)
     unreadable = [(path, problem) for path, problem in plan.unreadable]
     if unreadable and on_error == "stop":
         path, problem = unreadable[0]
@@ -381,9 +215,12 @@ def encode(
         _remove_unlisted(out_dir, writers)
 
         if engine == "ray":
-            from tokenmill.corpus.ray_engine import encode_items
+            from tokenmill.corpus.engines import ray
 
-            stream: Iterator[Encoded] = encode_items(tok, plan, first, opts, n_workers, ray_address)
+            calls = [(k, plan.items[k]) for k in range(first, len(plan.items))]
+            stream: Iterator[Encoded] = ray.run_ordered(
+                encode_item, (tok, plan.files, opts), calls, n_workers, ray_address
+            )
         else:
             stream = _local(tok, plan, first, opts, n_workers)
 
@@ -414,7 +251,7 @@ def encode(
 
 def _consume(
     stream: Iterator[Encoded],
-    plan: _in.Plan,
+    plan: Plan,
     writers: dict[str, _sh.SplitWriter],
     split_names: Sequence[str],
     counts: dict[str, Any],
@@ -422,7 +259,7 @@ def _consume(
     on_error: str,
     progress: bool | None,
     bar: _Bar,
-    checkpoint: Any,
+    checkpoint: Callable[[int, int], None],
 ) -> None:
     """Append every item's tokens in order; a checkpoint after each item."""
     cur_file = -1
@@ -457,20 +294,14 @@ def _consume(
             checkpoint(enc.item + 1, line_base)
 
 
-def _plan_hash(plan: _in.Plan) -> str:
-    import hashlib
-
+def _plan_hash(plan: Plan) -> str:
     return hashlib.sha256(json.dumps([i.to_json() for i in plan.items]).encode()).hexdigest()
 
 
 def _tokenizer(spec: Any) -> Any:
-    from tokenmill.tokenizer import Tokenizer
-
     if isinstance(spec, Tokenizer):
         return spec
-    import tokenmill
-
-    return tokenmill.load(spec)
+    return load(spec)
 
 
 def _options(
@@ -482,31 +313,31 @@ def _options(
     val_fraction: float,
     shard_tokens: int,
 ) -> tuple[Options, int]:
-    from tokenmill import idio
-
     eot_id: int | None
     if eot is None:
         eot_id = None
     elif isinstance(eot, bool):
-        raise ValueError(f"eot must be a special-token string, an id or None, not {eot!r}")
+        raise CorpusOptionError(f"eot must be a special-token string, an id or None, not {eot!r}")
     elif isinstance(eot, int):
         if not 0 <= eot < tok.n_vocab:
-            raise ValueError(f"eot id {eot} is not in this vocabulary (ids 0..{tok.n_vocab - 1})")
+            raise CorpusOptionError(
+                f"eot id {eot} is not in this vocabulary (ids 0..{tok.n_vocab - 1})"
+            )
         eot_id = eot
     elif eot in tok.special_tokens:
         eot_id = tok.special_tokens[eot]
     else:
         have = ", ".join(sorted(tok.special_tokens)) or "none"
-        raise ValueError(
+        raise CorpusOptionError(
             f"{tok.name} has no special token {eot!r} (its special tokens: {have}); pass "
             "eot= another one, an id, or None for no separator (--eot / --no-eot)"
         )
     if eot_position not in EOT_POSITIONS:
-        raise ValueError(f"eot_position must be 'before' or 'after', not {eot_position!r}")
+        raise CorpusOptionError(f"eot_position must be 'before' or 'after', not {eot_position!r}")
     if isinstance(shard_tokens, bool) or not isinstance(shard_tokens, int) or shard_tokens < 1:
-        raise ValueError(f"shard_tokens must be an int >= 1, not {shard_tokens!r}")
+        raise CorpusOptionError(f"shard_tokens must be an int >= 1, not {shard_tokens!r}")
     if not isinstance(val_fraction, int | float) or not 0 <= val_fraction < 1:
-        raise ValueError(f"val_fraction must be in [0, 1), not {val_fraction!r}")
+        raise CorpusOptionError(f"val_fraction must be in [0, 1), not {val_fraction!r}")
     dt = idio.dtype_for(tok.n_vocab, dtype)
     named = tok.pattern_name is not None
     opts = Options(eot_id, eot_position, dt, text_field, float(val_fraction), named)
@@ -545,7 +376,7 @@ def _locked(out: Path) -> Iterator[None]:
     try:
         # Who holds the lock, for the message of a run that is refused. Written over the old
         # text and then cut to length: ext4 flushes a file truncated to 0 when it is closed
-        # (auto_da_alloc), 3 ms a run where this takes 0.06 ms.
+        # (auto_da_alloc), which costs far more than this (docs/performance.md).
         pid = f"{os.getpid()}\n".encode()
         os.pwrite(fd, pid, 0)
         os.ftruncate(fd, len(pid))
@@ -598,7 +429,7 @@ def _start(
         return fresh
     if not manifest_path.exists():
         # A pending file is only this tool's, and without a manifest no checkpoint refers to
-        # it (an older tokenmill killed before its first manifest left one): a leftover.
+        # it: a leftover of a run killed before its first manifest.
         if any(p.name.endswith(".bin") and not _PENDING.fullmatch(p.name) for p in out.iterdir()):
             raise ManifestError(
                 f"{out} holds .bin files but no manifest; choose an empty folder or pass "

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tokenmill.corpus.shards import read_manifest
-from tokenmill.errors import ManifestError
+from tokenmill.errors import CorpusOptionError, EndlessLoaderError, ManifestError
 
 Batch = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
@@ -57,11 +57,13 @@ class ShardLoader:
     ) -> None:
         for name, v in (("context_length", context_length), ("batch_size", batch_size)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an int >= 1, not {v!r}")
+                raise CorpusOptionError(f"{name} must be an int >= 1, not {v!r}")
         if order not in ("sequential", "random"):
-            raise ValueError(f"order must be 'sequential' or 'random', not {order!r}")
+            raise CorpusOptionError(f"order must be 'sequential' or 'random', not {order!r}")
         if not 0 <= rank < world_size:
-            raise ValueError(f"rank must be in 0..world_size-1, got rank {rank} of {world_size}")
+            raise CorpusOptionError(
+                f"rank must be in 0..world_size-1, got rank {rank} of {world_size}"
+            )
         m = read_manifest(path)
         if split not in m["splits"]:
             raise ManifestError(f"{path} has no {split!r} split (it has {', '.join(m['splits'])})")
@@ -81,7 +83,7 @@ class ShardLoader:
         self._starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
         self.n_tokens = int(self._starts[-1])
         if self.n_tokens < context_length + 1:
-            raise ValueError(
+            raise CorpusOptionError(
                 f"the {split} split has {self.n_tokens} tokens, fewer than context_length + 1 "
                 f"= {context_length + 1}; use a shorter context"
             )
@@ -108,7 +110,7 @@ class ShardLoader:
     def __len__(self) -> int:
         """Batches in one sequential pass for this rank (random order: infinite, an error)."""
         if self.order == "random":
-            raise TypeError("a random-order ShardLoader never ends; it has no len()")
+            raise EndlessLoaderError("a random-order ShardLoader never ends; it has no len()")
         windows = (self.n_tokens - 1) // self.context_length
         total = windows // self.batch_size
         return max(0, (total - self.rank + self.world_size - 1) // self.world_size)

@@ -22,6 +22,7 @@ from typing import Any
 from tokenmill.analysis.show import token_text
 from tokenmill.errors import (
     DisallowedSpecialTokenError,
+    InvalidArgumentError,
     PlaygroundRequestError,
     TokenmillError,
 )
@@ -43,7 +44,7 @@ class Playground:
 
     def __init__(self, tokenizers: Mapping[str, Tokenizer]) -> None:
         if not tokenizers:
-            raise ValueError("a playground needs at least one tokenizer")
+            raise InvalidArgumentError("a playground needs at least one tokenizer")
         self.tokenizers = dict(tokenizers)
         self._parents: dict[str, list[tuple[int, int] | None]] = {}
         self._lock = threading.Lock()
@@ -238,7 +239,8 @@ class Playground:
         return out
 
     def _derived_parents(self, name: str, tok: Tokenizer) -> list[tuple[int, int] | None]:
-        # Derived once per tokenizer on first use (about 0.1 s for o200k_base), then kept.
+        # Derived once per tokenizer on first use, then kept: deriving it takes a noticeable
+        # fraction of a second for a large vocabulary (docs/performance.md).
         with self._lock:
             if name not in self._parents:
                 self._parents[name] = tok._core.merge_parents()

@@ -417,9 +417,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             length = int(self.headers.get("Content-Length", ""))
-            if length < 0:
-                raise ValueError
         except ValueError:
+            length = -1
+        if length < 0:
             self._error(HTTPStatus.LENGTH_REQUIRED, "a Content-Length is required", close=True)
             return
         if length > self.server.max_body:

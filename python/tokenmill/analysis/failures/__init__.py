@@ -39,21 +39,11 @@ from tokenmill.analysis.failures import (
 )
 from tokenmill.analysis.failures.corpus import Corpus, corpus_from, default_corpus
 from tokenmill.analysis.failures.encoded import encode_corpus
+from tokenmill.analysis.failures.measures import SECTIONS
+from tokenmill.errors import InvalidArgumentError, WrongTypeError
 
 if TYPE_CHECKING:
     from tokenmill.tokenizer import Tokenizer
-
-SECTIONS = {
-    "spelling": "1. Spelling",
-    "languages": "2. Non-English cost",
-    "numbers": "3. Numbers",
-    "whitespace": "4. Code and whitespace",
-    "trailing": "5. Trailing space",
-    "specials": "6. Special-token strings",
-    "glitch": "7. Glitch-token candidates",
-    "structured": "8. JSON vs YAML vs CSV vs XML",
-    "compression": "9. Compression and vocabulary cost",
-}
 
 
 @dataclass
@@ -115,7 +105,7 @@ def _label(tokenizers: Sequence[Any]) -> list[tuple[str, Tokenizer]]:
         elif isinstance(t, str | os.PathLike):
             name, tok = os.path.basename(os.fspath(t)) or os.fspath(t), load(t)
         else:
-            raise TypeError(
+            raise WrongTypeError(
                 "tokenizers are names, paths, Tokenizer objects or (label, Tokenizer) pairs, "
                 f"not {type(t).__name__}"
             )
@@ -124,7 +114,7 @@ def _label(tokenizers: Sequence[Any]) -> list[tuple[str, Tokenizer]]:
             name, k = f"{base} ({k})", k + 1
         out.append((name, tok))
     if not out:
-        raise ValueError("give at least one tokenizer to report on")
+        raise InvalidArgumentError("give at least one tokenizer to report on")
     return out
 
 

@@ -23,6 +23,10 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from tokenmill.errors import InvalidArgumentError
+from tokenmill.sources.files import CODE_SUFFIXES, bundled_corpus, find
+from tokenmill.sources.read import read_text
+
 # English name of each bundled language (ISO 639-1 code -> name).
 LANGUAGE_NAMES = {
     "en": "English", "de": "German", "fr": "French", "es": "Spanish", "pt": "Portuguese",
@@ -32,10 +36,6 @@ LANGUAGE_NAMES = {
     "ka": "Georgian", "hy": "Armenian", "am": "Amharic", "km": "Khmer",
 }  # fmt: skip
 STRUCTURED_FORMATS = {".json": "json", ".yml": "yml", ".yaml": "yml", ".csv": "csv", ".xml": "xml"}
-CODE_SUFFIXES = (
-    ".py", ".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".go", ".java", ".js", ".ts", ".tsx",
-    ".rb", ".sh", ".kt", ".swift", ".cs", ".php", ".lua", ".scala", ".pyi",
-)  # fmt: skip
 
 
 @dataclass
@@ -72,8 +72,6 @@ def bundled_code() -> dict[str, str]:
 def default_corpus() -> Corpus:
     """The bundled samples: Sherlock Holmes, Tiny Shakespeare, 100 parallel news sentences in
     24 languages, 25 records in four formats, and tokenmill's own Python source."""
-    from tokenmill.mainjob import bundled_corpus
-
     samples = _samples()
     languages = dict(samples["multilingual"])
     structured = dict(samples["structured"])
@@ -86,44 +84,6 @@ def default_corpus() -> Corpus:
         "tokenmill source (Python)": "".join(code.values()),
     }
     return Corpus(texts, languages, structured, code, "the samples bundled with tokenmill")
-
-
-def read_text(path: Path) -> str:
-    """A corpus file's text (``.gz`` understood; ``.jsonl`` gives its ``text`` fields)."""
-    from tokenmill.training import _batches
-
-    return "".join(t for batch in _batches(path, "text") for t in batch)
-
-
-def files(names: list[str]) -> list[Path]:
-    """The files named, each folder replaced by the text, data and code files under it
-    (sorted, hidden files skipped).
-
-    >>> import tempfile
-    >>> d = Path(tempfile.mkdtemp())
-    >>> for name in ["b.txt", "a.json", "sub/c.py", "skip.bin", ".hidden.txt"]:
-    ...     (d / name).parent.mkdir(exist_ok=True)
-    ...     _ = (d / name).write_text("x")
-    >>> [str(p.relative_to(d)) for p in files([str(d)])]
-    ['a.json', 'b.txt', 'sub/c.py']
-    """
-    from tokenmill.mainjob import TEXT_SUFFIXES
-
-    suffixes = (*TEXT_SUFFIXES, *STRUCTURED_FORMATS, *CODE_SUFFIXES)
-    out: list[Path] = []
-    for name in names:
-        path = Path(name)
-        if path.is_dir():
-            out.extend(
-                sorted(
-                    f
-                    for f in path.rglob("*")
-                    if f.is_file() and f.name.endswith(suffixes) and not f.name.startswith(".")
-                )
-            )
-        else:
-            out.append(path)
-    return out
 
 
 def short_names(paths: list[str]) -> list[str]:
@@ -143,19 +103,28 @@ def short_names(paths: list[str]) -> list[str]:
 
 
 def corpus_from(texts: Mapping[str, str] | Iterable[str | os.PathLike[str]]) -> Corpus:
-    """A corpus from ``{name: text}`` or from files and folders (folders give the text files
-    under them, as ``tokenmill train`` reads them; other files are read whatever their kind)."""
+    """A corpus from ``{name: text}`` or from files, folders and globs, found and read as
+    every corpus is (:mod:`tokenmill.sources`): each file is one text (the records of a
+    ``.jsonl`` file, the rows of a Parquet file, joined).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> for name in ["b.txt", "a.json", "sub/c.py", "skip.bin", ".hidden.txt"]:
+    ...     (d / name).parent.mkdir(exist_ok=True)
+    ...     _ = (d / name).write_text("x")
+    >>> sorted(corpus_from([d]).texts)
+    ['a.json', 'b.txt', 'sub/c.py']
+    """
     if isinstance(texts, str | os.PathLike):
         texts = [texts]
     if isinstance(texts, Mapping):
         named = dict(texts)
     else:
-        paths = [str(p) for p in files([os.fspath(t) for t in texts])]
-        named = {
-            short: read_text(Path(p)) for p, short in zip(paths, short_names(paths), strict=True)
-        }
+        names = [os.fspath(t) for t in texts]
+        paths = [f.path for f in find(names)] if names else []
+        named = {short: read_text(p) for p, short in zip(paths, short_names(paths), strict=True)}
     if not named:
-        raise ValueError("the corpus is empty: give at least one file or text")
+        raise InvalidArgumentError("the corpus is empty: give at least one file or text")
     default = default_corpus()
     notes = []
 

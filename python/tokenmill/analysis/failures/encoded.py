@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tokenmill.analysis.show import token_text
+from tokenmill.sources.cut import last_cut
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -42,14 +43,12 @@ class Encoded:
 
 def pieces(text: str) -> list[str]:
     """``text`` cut into pieces of about :data:`PIECE_CHARS` whose encodings, concatenated,
-    are the encoding of ``text`` (cuts only where :func:`tokenmill.training.safe_cut` allows)."""
-    from tokenmill.training import safe_cut
-
+    are the encoding of ``text`` (cut only at safe places, see :mod:`tokenmill.sources.cut`)."""
     out = []
     start = 0
     window = PIECE_CHARS
     while len(text) - start > window:
-        cut = safe_cut(text[start : start + window])
+        cut = last_cut(text[start : start + window])
         if cut == 0:  # no safe place yet: look further
             window *= 2
             continue
@@ -61,11 +60,13 @@ def pieces(text: str) -> list[str]:
 
 
 def encode_corpus(tok: Tokenizer, corpus: Corpus, num_threads: int | None = None) -> Encoded:
-    """Encode every corpus text (special-token strings as plain text, as ``encode_ordinary``)."""
+    """Encode every corpus text (special-token strings as plain text, as ``encode_ordinary``).
+    Under a named pattern long texts are cut into pieces for the threads; a custom regex has
+    no safe place to cut, so its texts are encoded whole."""
     names: list[str] = []
     docs: list[str] = []
     for name, text in corpus.texts.items():
-        for piece in pieces(text):
+        for piece in pieces(text) if tok.pattern_name is not None else [text]:
             names.append(name)
             docs.append(piece)
     ids, offsets = tok.encode_batch_to_numpy(docs, num_threads=num_threads, disallowed_special=())

@@ -8,7 +8,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from tokenmill.analysis.failures import measures, svg
-from tokenmill.analysis.failures.measures import Data, Row
+from tokenmill.analysis.failures.measures import SECTIONS, Data, Row
 
 if TYPE_CHECKING:
     from tokenmill.analysis.failures import Report
@@ -33,8 +33,6 @@ svg.chart { display: block; margin: 1em 0; max-width: 100%; height: auto; }
 
 
 def _h2(key: str) -> str:
-    from tokenmill.analysis.failures import SECTIONS
-
     return f'<h2 id="{key}">{_e(SECTIONS[key])}</h2>'
 
 
@@ -105,8 +103,6 @@ def render(r: Report) -> str:
         + "".join(f"; {_e(n)}" for n in r.corpus["notes"])
         + ".</p>",
     ]
-    from tokenmill.analysis.failures import SECTIONS
-
     parts.append(
         '<nav><p class="note">'
         + " · ".join(f'<a href="#{key}">{_e(title)}</a>' for key, title in SECTIONS.items())

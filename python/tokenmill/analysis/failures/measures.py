@@ -1,6 +1,6 @@
-"""The side-by-side measures of each section: one row table, rendered by both the terminal
-summary (``text.py``) and the HTML page (``html.py``), so the two always show the same
-numbers under the same labels.
+"""The sections of the report and the side-by-side measures of each: one row table,
+rendered by both the terminal summary (``text.py``) and the HTML page (``html.py``), so the
+two always show the same numbers under the same labels.
 
 Each function takes the section's data of every tokenizer (in report order) and returns
 rows of ``(label, cell)``, where ``cell`` formats one tokenizer's data as plain text.
@@ -13,6 +13,19 @@ from typing import Any
 
 Data = dict[str, Any]
 Row = tuple[str, Callable[[Data], str]]
+
+# The sections, in report order, with their titles.
+SECTIONS = {
+    "spelling": "1. Spelling",
+    "languages": "2. Non-English cost",
+    "numbers": "3. Numbers",
+    "whitespace": "4. Code and whitespace",
+    "trailing": "5. Trailing space",
+    "specials": "6. Special-token strings",
+    "glitch": "7. Glitch-token candidates",
+    "structured": "8. JSON vs YAML vs CSV vs XML",
+    "compression": "9. Compression and vocabulary cost",
+}
 
 
 def cells(rows: list[Row], secs: Sequence[Data]) -> list[tuple[str, list[str]]]:

@@ -105,10 +105,10 @@ function buildPanels() {
 
 // Tokens are drawn in blocks of about CHUNK tokens, each cut after a token that ends a line
 // (so the blocks flow exactly as one text would); the CSS gives blocks
-// `content-visibility: auto`, so the browser lays out only the blocks in view. Measured on a
-// 100 KB paste into three panels (benchmarks/bench_playground.py): 1.6 s to drawn without
-// blocks, most of it layout. Titles (the id on hover) are set when the pointer first
-// reaches a token rather than on 75,000 spans up front.
+// `content-visibility: auto`, so the browser lays out only the blocks in view: without blocks,
+// layout dominates drawing a long paste (docs/performance.md, benchmarks/bench_playground.py).
+// Titles (the id on hover) are set when the pointer first reaches a token rather than on
+// every span up front.
 //
 // A panel is drawn in slices of SLICE tokens, yielding to the browser between slices, so
 // typing and scrolling stay live while a long paste is drawn (the longest stall is one

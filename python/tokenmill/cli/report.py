@@ -1,21 +1,22 @@
-"""``tokenmill report``: the command-line side of the failure-mode report.
-
-``cli.py`` calls :func:`add_report_arguments` to build the subcommand and :func:`run_report`
-to run it.
-"""
+"""``tokenmill report``: the failure-mode report (:mod:`tokenmill.analysis.failures`) as a
+terminal summary, JSON and a self-contained HTML page."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
-from typing import Any
+
+from tokenmill.cli.common import AddCommand, emit_json, progress
+from tokenmill.errors import UsageError
+from tokenmill.sources.files import find
 
 DEFAULT_OUT = "report.html"
 
 
-def add_report_arguments(sp: argparse.ArgumentParser) -> None:
-    """The arguments of ``tokenmill report``."""
+def add_commands(add: AddCommand) -> None:
+    """The subcommand of this module, with its arguments."""
+    sp = add("report", "failure-mode report: terminal summary + self-contained HTML", run_report)
     sp.add_argument(
         "tokenizer",
         nargs="+",
@@ -42,35 +43,24 @@ def add_report_arguments(sp: argparse.ArgumentParser) -> None:
 def run_report(args: argparse.Namespace) -> None:
     """Compute the report; print the summary (or JSON) and write the HTML page."""
     from tokenmill.analysis.failures import report
-    from tokenmill.cli import UserError, _emit_json, _expand, _progress
 
     if args.threads is not None and args.threads < 1:
-        raise UserError(f"--threads must be >= 1, got {args.threads}")
-    corpus: Any = None
-    if args.corpus:
-        from pathlib import Path
-
-        files = _expand(args.corpus)
-        for f in files:
-            if not Path(f).exists():
-                raise UserError(f"{f}: no such file")
-        corpus = files
+        raise UsageError(f"--threads must be >= 1, got {args.threads}")
+    # Found before any tokenizer is loaded, so that a wrong name fails at once.
+    corpus = [f.path for f in find(args.corpus)] if args.corpus else None
     start = time.perf_counter()
     r = report(
         args.tokenizer,
         corpus,
         num_threads=args.threads,
-        progress=lambda m: _progress(args, m),
+        progress=lambda m: progress(args, m),
     )
     out = args.out or (None if args.json else DEFAULT_OUT)
     if out:
         r.save(out)
     if args.json:
-        _emit_json(r.to_dict())
+        emit_json(r.to_dict())
     else:
         sys.stdout.write(r.to_text())
     took = time.perf_counter() - start
-    _progress(args, f"report took {took:.1f} s" + (f"; wrote {out}" if out else ""))
-
-
-__all__ = ["add_report_arguments", "run_report"]
+    progress(args, f"report took {took:.1f} s" + (f"; wrote {out}" if out else ""))

@@ -1,4 +1,5 @@
-"""The ``tokenmill serve`` command: load the tokenizers once, bind, print the URL, serve."""
+"""``tokenmill serve``: load the tokenizers once, bind, print the URL, serve the playground
+(:mod:`tokenmill.serve`)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,17 @@ import argparse
 import errno
 import sys
 
-from tokenmill.serve.api import DEFAULT_MAX_BODY
+from tokenmill.cli.common import AddCommand, load_tokenizer, progress
+from tokenmill.errors import UsageError
 
 DEFAULT_TOKENIZERS = ("gpt2", "cl100k_base", "o200k_base")
 DEFAULT_PORT = 8000
 
 
-def _size(text: str) -> int:
-    """A byte count such as ``2000000``, ``512K`` or ``2M``.
+def size(text: str) -> int:
+    """A byte count such as ``2000000``, ``512K`` or ``2M`` (an argparse type).
 
-    >>> _size("2M"), _size("512k"), _size("1000")
+    >>> size("2M"), size("512k"), size("1000")
     (2097152, 524288, 1000)
     """
     units = {"K": 1024, "M": 1024**2, "G": 1024**3}
@@ -29,7 +31,11 @@ def _size(text: str) -> int:
     return n
 
 
-def add_serve_arguments(sp: argparse.ArgumentParser) -> None:
+def add_commands(add: AddCommand) -> None:
+    """The subcommand of this module, with its arguments."""
+    from tokenmill.serve.api import DEFAULT_MAX_BODY
+
+    sp = add("serve", "a tokenizer playground in the browser (and JSON API)", run_serve)
     sp.add_argument(
         "tokenizers",
         nargs="*",
@@ -51,7 +57,7 @@ def add_serve_arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--open", action="store_true", help="open the page in the default web browser")
     sp.add_argument(
         "--max-body",
-        type=_size,
+        type=size,
         default=DEFAULT_MAX_BODY,
         metavar="SIZE",
         help="largest request body accepted, e.g. 2M (default), 512K",
@@ -67,17 +73,18 @@ def add_serve_arguments(sp: argparse.ArgumentParser) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> None:
-    from tokenmill.cli import UserError, _load, _progress
     from tokenmill.serve.api import Playground, display_names
     from tokenmill.serve.server import PlaygroundServer, warn_if_exposed
 
     specs = list(args.tokenizers) or list(DEFAULT_TOKENIZERS)
     if not 0 <= args.port <= 65535:
-        raise UserError(f"--port must be 0..65535, got {args.port}")
+        raise UsageError(f"--port must be 0..65535, got {args.port}")
     names = display_names(specs)
     if len(set(names)) != len(names):
-        raise UserError("the same tokenizer is given twice")
-    playground = Playground({name: _load(spec) for name, spec in zip(names, specs, strict=True)})
+        raise UsageError("the same tokenizer is given twice")
+    playground = Playground(
+        {name: load_tokenizer(spec) for name, spec in zip(names, specs, strict=True)}
+    )
     try:
         server = PlaygroundServer(
             playground,
@@ -89,7 +96,7 @@ def run_serve(args: argparse.Namespace) -> None:
         )
     except OSError as e:
         hint = " (pass --port 0 for any free port)" if e.errno == errno.EADDRINUSE else ""
-        raise UserError(f"cannot listen on {args.host}:{args.port}: {e.strerror}{hint}") from None
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror}{hint}") from None
     warn_if_exposed(args.host)
     if args.json:
         import json
@@ -104,6 +111,6 @@ def run_serve(args: argparse.Namespace) -> None:
     try:
         server.serve_forever()
     except KeyboardInterrupt:  # Ctrl-C is how a playground is meant to stop
-        _progress(args, "stopped")
+        progress(args, "stopped")
     finally:
         server.server_close()

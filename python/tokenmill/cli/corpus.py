@@ -1,4 +1,5 @@
-"""``tokenmill encode-corpus`` and ``tokenmill verify-shards``: arguments and running them."""
+"""``tokenmill encode-corpus`` and ``tokenmill verify-shards``: a corpus -> token shards
+(:mod:`tokenmill.corpus`), and checking them."""
 
 from __future__ import annotations
 
@@ -7,17 +8,12 @@ import json
 import sys
 from typing import Any
 
-
-def add_engine_arguments(sp: argparse.ArgumentParser, engine_help: str) -> None:
-    """``--engine local|ray`` and ``--ray-address``, as ``train`` and ``encode-corpus`` take
-    them."""
-    sp.add_argument("--engine", choices=["local", "ray"], default="local", help=engine_help)
-    sp.add_argument(
-        "--ray-address", metavar="ADDR", help="Ray cluster to use (default: start a local Ray)"
-    )
+from tokenmill.cli.common import AddCommand, add_engine_arguments
 
 
-def add_encode_corpus_arguments(sp: argparse.ArgumentParser) -> None:
+def add_commands(add: AddCommand) -> None:
+    """The subcommands of this module, with their arguments."""
+    sp = add("encode-corpus", "a corpus -> token shards + manifest", run_encode_corpus)
     sp.add_argument(
         "inputs",
         nargs="+",
@@ -76,6 +72,9 @@ def add_encode_corpus_arguments(sp: argparse.ArgumentParser) -> None:
         action="store_true",
         help="start the run in DIR afresh instead of resuming (or keeping) it",
     )
+
+    sp = add("verify-shards", "check shards against their manifest", run_verify)
+    sp.add_argument("dir", metavar="DIR", help="a folder written by encode-corpus")
 
 
 def run_encode_corpus(args: argparse.Namespace) -> None:
@@ -143,10 +142,6 @@ def run_encode_corpus(args: argparse.Namespace) -> None:
 def _n(count: int, noun: str) -> str:
     """``1 shard``, ``2 shards``."""
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
-
-
-def add_verify_arguments(sp: argparse.ArgumentParser) -> None:
-    sp.add_argument("dir", metavar="DIR", help="a folder written by encode-corpus")
 
 
 def run_verify(args: argparse.Namespace) -> None:

@@ -1,0 +1,159 @@
+"""What the subcommands of ``tokenmill`` share: the error type, output helpers, loading a
+tokenizer by name or file, reading input files, progress, and the arguments several commands
+take.
+
+Shell conventions throughout: inputs are files (or ``-``/nothing for stdin), results go to
+stdout, progress to stderr, ``--quiet`` silences progress, ``--json`` gives machine-readable
+output, and a user error prints one line ``tokenmill: error: ...`` and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from tokenmill.errors import UsageError
+from tokenmill.sources.files import expand_globs
+
+# How a command module adds a subcommand: add(name, help, run) -> its argument parser.
+AddCommand = Callable[[str, str, Callable[[argparse.Namespace], None]], argparse.ArgumentParser]
+
+
+def stdout() -> BinaryIO:
+    """Standard output, for bytes."""
+    return sys.stdout.buffer
+
+
+def progress(args: argparse.Namespace, message: str) -> None:
+    """A line on stderr, unless ``--quiet``."""
+    if not getattr(args, "quiet", False):
+        print(message, file=sys.stderr, flush=True)
+
+
+def emit_json(value: Any) -> None:
+    """``value`` as indented JSON on stdout (what ``--json`` prints)."""
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def load_tokenizer(spec: str) -> Any:
+    """The tokenizer a ``TOKENIZER`` argument names (see ``tokenmill --help``)."""
+    from tokenmill.pretrained import load
+
+    return load(spec)
+
+
+def read_bytes(path: str) -> bytes:
+    """A file's bytes (``-`` = stdin)."""
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory") from None
+
+
+def read_text(path: str) -> str:
+    """A file's text (``-`` = stdin), strictly UTF-8, gzip understood: the whole file as it
+    is, for the commands that take text (a ``.jsonl`` file is its JSON text here)."""
+    data = read_bytes(path)
+    if path != "-" and data[:2] == b"\x1f\x8b":
+        import gzip
+
+        data = gzip.decompress(data)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path}: not UTF-8 text (bad byte at offset {e.start})") from None
+
+
+def inputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(name, text) of each ``FILE`` argument, globs expanded (stdin when there is none)."""
+    files = expand_globs(args.files) if args.files else ["-"]
+    return [("<stdin>" if f == "-" else f, read_text(f)) for f in files]
+
+
+def write_output(path: str | None, write: Callable[[BinaryIO], Any]) -> None:
+    """``write`` to stdout, or to ``path`` atomically."""
+    if path is None:
+        write(stdout())
+        stdout().flush()
+        return
+    from tokenmill.fileio import atomic_writer
+
+    with atomic_writer(path) as f:
+        write(f)
+
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    """A table on stdout: the first column left-aligned, the others right-aligned."""
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows, strict=True)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            str(c).ljust(w) if i == 0 else str(c).rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    print(line(headers))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+
+
+# ------------------------------------------------------------------- arguments of many commands
+
+
+def add_tokenizer_argument(sp: argparse.ArgumentParser, many: bool = False) -> None:
+    """``-t/--tokenizer`` (repeatable with ``many``)."""
+    if many:
+        sp.add_argument(
+            "-t",
+            "--tokenizer",
+            action="append",
+            required=True,
+            metavar="TOKENIZER",
+            help="a tokenizer (repeat to compare several)",
+        )
+    else:
+        sp.add_argument(
+            "-t", "--tokenizer", default="gpt2", metavar="TOKENIZER", help="default: gpt2"
+        )
+
+
+def add_special_arguments(sp: argparse.ArgumentParser) -> None:
+    """``--allow-special`` / ``--plain-special``: what special-token strings in the text are."""
+    g = sp.add_mutually_exclusive_group()
+    g.add_argument(
+        "--allow-special",
+        action="store_true",
+        help="encode special-token strings (<|endoftext|>) as special tokens",
+    )
+    g.add_argument(
+        "--plain-special",
+        action="store_true",
+        help="encode special-token strings as plain text",
+    )
+
+
+def special_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The encode arguments that ``--allow-special`` / ``--plain-special`` stand for."""
+    if getattr(args, "allow_special", False):
+        return {"allowed_special": "all"}
+    if getattr(args, "plain_special", False):
+        return {"disallowed_special": ()}
+    return {}
+
+
+def add_engine_arguments(sp: argparse.ArgumentParser, engine_help: str) -> None:
+    """``--engine local|ray`` and ``--ray-address``, as ``train`` and ``encode-corpus`` take
+    them."""
+    sp.add_argument("--engine", choices=["local", "ray"], default="local", help=engine_help)
+    sp.add_argument(
+        "--ray-address", metavar="ADDR", help="Ray cluster to use (default: start a local Ray)"
+    )

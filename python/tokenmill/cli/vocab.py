@@ -1,0 +1,73 @@
+"""``tokenmill inspect``, ``compare`` and ``convert``: looking at vocabularies and writing them
+in other formats."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tokenmill.cli.common import (
+    AddCommand,
+    add_tokenizer_argument,
+    emit_json,
+    inputs,
+    load_tokenizer,
+    progress,
+)
+from tokenmill.errors import UsageError
+
+
+def add_commands(add: AddCommand) -> None:
+    """The subcommands of this module, with their arguments."""
+    from tokenmill.formats.export import FORMATS as OUT_FORMATS
+
+    sp = add("inspect", "describe a vocabulary", run_inspect)
+    sp.add_argument("tokenizer", metavar="TOKENIZER")
+    sp.add_argument("--top", type=int, default=10, help="how many merges/tokens to list")
+
+    sp = add("compare", "compare tokenizers on the same text", run_compare)
+    sp.add_argument("files", nargs="*", metavar="FILE", help="texts (default: built-in snippets)")
+    add_tokenizer_argument(sp, many=True)
+
+    sp = add("convert", "write a tokenizer in another format", run_convert)
+    sp.add_argument("source", metavar="TOKENIZER")
+    sp.add_argument("dest", metavar="OUT")
+    sp.add_argument("--to", choices=OUT_FORMATS, help="default: from OUT's name")
+
+
+def run_inspect(args: argparse.Namespace) -> None:
+    from tokenmill.analysis.inspect import describe, format_description
+
+    info = describe(load_tokenizer(args.tokenizer), top=args.top)
+    if args.json:
+        emit_json(info)
+    else:
+        sys.stdout.write(format_description(info))
+
+
+def run_compare(args: argparse.Namespace) -> None:
+    from tokenmill.analysis.compare import SNIPPETS, compare, format_comparison
+
+    if args.files:
+        # Rows are labelled by file name: full paths would crowd the table.
+        samples = [(Path(name).name, text) for name, text in inputs(args)]
+    else:
+        samples = list(SNIPPETS.items())
+    toks = [(spec, load_tokenizer(spec)) for spec in args.tokenizer]
+    result = compare(toks, samples)
+    if args.json:
+        emit_json(result)
+    else:
+        sys.stdout.write(format_comparison(result))
+
+
+def run_convert(args: argparse.Namespace) -> None:
+    from tokenmill.formats import export
+
+    tok = load_tokenizer(args.source)
+    try:
+        written = export.write(tok, args.dest, args.to)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    progress(args, f"wrote {', '.join(written)}")

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 import tokenmill
 from tokenmill import Tokenizer
-from tokenmill.formats import datagym, export, hf, native, rankfile
-from tokenmill.mainjob import bundled_corpus
+from tokenmill.formats import datagym, hf, native, rankfile
+from tokenmill.sources import bundled_corpus
 
 BYTES = [bytes([b]) for b in range(256)]
 NESTED = "[" * 200_000 + "]" * 200_000
@@ -188,7 +188,7 @@ def test_hf_file_with_malformed_structure(tmp_path, edit, problem):
 
 def gpt2_folder(tmp_path: Path) -> Path:
     folder = tmp_path / "gpt2-files"
-    export.write(trained("gpt2"), folder, "gpt2")
+    trained("gpt2").save(folder, format="gpt2")
     return folder
 
 
@@ -205,7 +205,7 @@ def first_merged_token_to(idx: int) -> Callable[[dict[str, Any]], None]:
     """An edit of encoder.json: the token of vocab.bpe's first merge gets id ``idx``."""
 
     def edit(encoder: dict[str, Any]) -> None:
-        encoder[datagym.to_text(trained("gpt2")._core.tokens()[256])] = idx
+        encoder[datagym.to_text(trained("gpt2").token_bytes_list()[256])] = idx
 
     return edit
 
@@ -294,10 +294,10 @@ def test_gpt2s_own_files_with_an_empty_vocab_bpe(tmp_path):
 
 def test_gpt2_files_hold_only_special_tokens_they_can_read_back(tmp_path):
     tok = Tokenizer(BYTES, "gpt2", {"<|a|>": 256, "<s>": 257})
-    with pytest.raises(tokenmill.InvalidSpecialTokensError, match="cannot hold the special token"):
-        export.write(tok, tmp_path / "out", "gpt2")
+    with pytest.raises(tokenmill.UnsupportedFormatError, match="cannot hold the special token"):
+        tok.save(tmp_path / "out", format="gpt2")
     tok = Tokenizer(BYTES, "gpt2", {"<|a|>": 256, "<|b|>": 300})
-    export.write(tok, tmp_path / "out", "gpt2")
+    tok.save(tmp_path / "out", format="gpt2")
     assert tokenmill.load(tmp_path / "out") == tok
 
 
@@ -385,7 +385,7 @@ def with_unreachable_token(ignore_merges: bool) -> dict[str, Any]:
     """A vocabulary with b"\\0\\1\\2", which tiktoken's rule never makes (no token holds two of
     those bytes): tokenmill gives it only for a chunk that is exactly those bytes."""
     base = trained()
-    tokens = [*base._core.tokens(), b"\0\1\2"]
+    tokens = [*base.token_bytes_list(), b"\0\1\2"]
     doc = hf_doc(Tokenizer(tokens, base.pattern, {EOT: len(tokens)}))
     doc["model"]["ignore_merges"] = ignore_merges
     return doc
@@ -691,7 +691,7 @@ def test_what_is_read_gives_hfs_ids(shape, texts):
 def test_files_that_load_today_keep_loading(tmp_path):
     for pattern in ("cl100k", "o200k", "gpt2"):
         path = tmp_path / f"{pattern}.json"
-        export.write(trained(pattern), path, "hf")
+        trained(pattern).save(path, format="hf")
         assert tokenmill.load(path) == trained(pattern)
     for shape, (pattern, edit) in ACCEPTED.items():
         doc = hf_doc(trained(pattern))

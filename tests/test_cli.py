@@ -185,6 +185,18 @@ def test_convert_to_each_format_and_load_back(tmp_path):
     assert tokenmill.load(str(folder)).encode(TEXT) == gpt2.encode(TEXT)
 
 
+def test_train_refuses_an_output_name_that_says_no_format(tmp_path):
+    # The name says the format, as for convert: one that says none fails before the training,
+    # where it used to get tokenmill's format whatever it was.
+    r = run(
+        "train", "--corpus", "shakespeare", "--vocab-size", "300", "--out", "x.bin", cwd=tmp_path
+    )
+    assert r.returncode == 2 and "cannot tell the format from 'x.bin'" in r.stderr.decode()
+    assert list(tmp_path.iterdir()) == []
+    ok("train", "--corpus", "shakespeare", "--vocab-size", "300", "--out", "x.json", cwd=tmp_path)
+    assert tokenmill.load(tmp_path / "x.json").n_vocab == 300  # HF's tokenizer.json
+
+
 @pytest.mark.parametrize(
     ("args", "stdin", "needle"),
     [

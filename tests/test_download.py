@@ -13,7 +13,7 @@ import pytest
 
 import tokenmill
 from tokenmill import pretrained
-from tokenmill.formats import rankfile
+from tokenmill.formats import openai, rankfile
 
 VOCAB = rankfile.dump_ranks([bytes([b]) for b in range(256)] + [b"he", b"ll", b"hell", b"hello"])
 DIGEST = hashlib.sha256(VOCAB).hexdigest()
@@ -102,8 +102,8 @@ def test_load_url_and_named_download(server, monkeypatch):
     url = f"{server}/tiny.tiktoken"
     tok = tokenmill.load(url, pattern="gpt2", sha256=DIGEST)
     assert tok.encode("hello hell") == [259, 32, 258]
-    spec = pretrained.Pretrained("tiny_base", url, DIGEST, "gpt2", {"<|endoftext|>": 260}, 261)
-    monkeypatch.setitem(pretrained.REGISTRY, "tiny_base", spec)
+    spec = openai.Pretrained("tiny_base", url, DIGEST, "gpt2", {"<|endoftext|>": 260}, 261)
+    monkeypatch.setitem(openai.REGISTRY, "tiny_base", spec)
     tok = tokenmill.load("tiny_base")
     assert tok.encode("hello<|endoftext|>", allowed_special="all") == [259, 260]
     assert tok.n_vocab == 261

@@ -226,8 +226,6 @@ def test_thread_counts_are_clamped_and_pools_bounded():
 
 # ------------------------------------------------------------------ every error is tokenmill's
 
-# Being moved into the formats registry by other work; their bare raises go with that move.
-NOT_YET = {"formats/export.py", "formats/datagym.py"}
 BUILTINS = {"ValueError", "TypeError", "KeyError", "OSError", "IndexError", "RuntimeError",
             "FileNotFoundError", "ImportError", "LookupError", "Exception"}  # fmt: skip
 
@@ -262,7 +260,7 @@ def test_tokenmill_raises_no_bare_builtin_exception():
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, ast.Raise) and node.exc is not None:
                 exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
-                if isinstance(exc, ast.Name) and exc.id in BUILTINS and name not in NOT_YET:
+                if isinstance(exc, ast.Name) and exc.id in BUILTINS:
                     bare.append(f"{name}:{node.lineno}: {exc.id}")
     assert bare == []
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from oracle import tiktoken_encoding
 
 import tokenmill
-from tokenmill import Tokenizer
+from tokenmill import Tokenizer, _core
 from tokenmill.sources import bundled_corpus
 
 NAMES = ["gpt2", "cl100k_base", "o200k_base"]
@@ -291,6 +291,49 @@ def test_custom_tokenizer_pickles_its_data():
     assert again == tok
     assert again.encode("abc abd<|end|>", allowed_special="all") == [257, 32, 256, 100, 258]
     assert again.special_tokens == {"<|end|>": 258}
+
+
+def test_tokenizers_pickle_as_their_loader_says(tmp_path):
+    # A loader that shares its tokenizers by name gives from_core how pickle recreates them;
+    # tokenizer.py imports neither the loaders nor the formats for it.
+    core = _core.CoreTokenizer([bytes([b]) for b in range(256)], "gpt2", [])
+    shared = Tokenizer.from_core(core, name="g", pickle_as=(tokenmill.load, ("gpt2",)))
+    assert pickle.loads(pickle.dumps(shared)) is tokenmill.load("gpt2")
+    assert pickle.loads(pickle.dumps(Tokenizer.from_core(core, name="b"))).name == "b"
+    # Tokenizers loaded from files pickle as their data: names, merges and all.
+    trained = tokenmill.train(bundled_corpus("holmes")[:50_000], 300, special_tokens=["<|e|>"])
+    for name in ["t.tokenmill", "tokenizer.json"]:
+        trained.save(tmp_path / name)
+        loaded = tokenmill.load(tmp_path / name)
+        again = pickle.loads(pickle.dumps(loaded))
+        assert (again, again.name, again.merges) == (loaded, loaded.name, loaded.merges), name
+
+
+def test_vocabulary_accessors_agree_with_mergeable_ranks():
+    enc = tokenmill.load("cl100k_base")
+    tokens, ranks = enc.token_bytes_list(), enc.mergeable_ranks
+    assert {t: i for i, t in enumerate(tokens)} == ranks
+    assert all(enc.rank(t) == i for t, i in itertools.islice(ranks.items(), 0, None, 97))
+    assert enc.rank(b"<|endoftext|>") is None
+    parents = enc.merge_parents()
+    assert len(parents) == len(tokens) and parents[:256] == [None] * 256
+    for i in range(256, len(tokens), 1009):
+        left, right = parents[i] or (0, 0)
+        assert tokens[left] + tokens[right] == tokens[i]
+
+
+def test_a_subclass_may_ignore_unknown_special_names():
+    class Lenient(Tokenizer):
+        unknown_special_names = "ignore"
+
+    ranks = {bytes([b]): b for b in range(256)}
+    strict, lenient = (cls(ranks, "gpt2", {"<|e|>": 256}) for cls in (Tokenizer, Lenient))
+    with pytest.raises(tokenmill.InvalidSpecialTokensError, match=re.escape("<|nope|>")):
+        strict.encode("x", allowed_special={"<|nope|>"})
+    for tok in (strict, lenient):
+        assert tok.encode("<|e|>", allowed_special={"<|e|>"}) == [256]
+    assert lenient.encode("<|e|>", allowed_special={"<|nope|>", "<|e|>"}) == [256]
+    assert lenient.count("<|e|>", disallowed_special={"<|nope|>"}) == 5
 
 
 def test_decode_variants():

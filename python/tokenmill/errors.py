@@ -38,6 +38,13 @@ class UsageError(TokenmillError, ValueError):
     status 2."""
 
 
+class UnsupportedFormatError(InvalidArgumentError):
+    """A tokenizer file format that cannot be used here: a destination whose name says no
+    format (``x.txt``), a format name tokenmill does not know, or a format that cannot hold
+    this tokenizer (a rank file has no special tokens, GPT-2's files only GPT-2's pattern);
+    the message names the formats that can."""
+
+
 class InvalidPatternError(TokenmillError, ValueError):
     """A split pattern that does not compile, or that fails on an input."""
 

@@ -1,8 +1,11 @@
-"""OpenAI's vocabularies: three bundled, the rest downloaded once with a pinned sha256.
+"""Tokenizers by name, path or URL (:func:`load`): OpenAI's vocabularies by name, three
+bundled and the rest downloaded once with a pinned sha256; files in any format of
+:mod:`tokenmill.formats`, built into tokenizers here (:func:`build`).
 
 ``gpt2`` (= ``r50k_base``), ``cl100k_base`` and ``o200k_base`` ship inside the package and
-work offline. Other names (``p50k_base``, ``p50k_edit``) and URLs are downloaded into a cache
-directory, checked against their sha256 before anything is written, and written atomically.
+work offline; their names, files and hashes are in :mod:`tokenmill.formats.openai`. Other
+names (``p50k_base``, ``p50k_edit``) and URLs are downloaded into a cache directory, checked
+against their sha256 before anything is written, and written atomically.
 The cache also reads tiktoken's cache layout (files named by the sha1 of their URL, in
 ``TIKTOKEN_CACHE_DIR``, ``DATA_GYM_CACHE_DIR`` or ``<tmp>/data-gym-cache``), so a filled
 tiktoken cache gives tokenmill the same vocabularies offline.
@@ -22,11 +25,10 @@ import tempfile
 import threading
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from tokenmill import _core
+from tokenmill import _core, formats
 from tokenmill.errors import (
     DownloadError,
     HashMismatchError,
@@ -34,93 +36,10 @@ from tokenmill.errors import (
     VocabFileError,
 )
 from tokenmill.fileio import write_atomic
-from tokenmill.formats import rankfile
-from tokenmill.patterns import ENDOFPROMPT, ENDOFTEXT, FIM_MIDDLE, FIM_PREFIX, FIM_SUFFIX
-from tokenmill.tokenizer import Tokenizer
-
-_BASE = "https://openaipublic.blob.core.windows.net/encodings/"
-
-
-@dataclass(frozen=True)
-class Pretrained:
-    """Where a named vocabulary comes from and how it splits."""
-
-    name: str
-    source: str  # a file bundled in tokenmill/data, or a URL
-    sha256: str  # of the uncompressed rank file
-    pattern: str
-    special_tokens: dict[str, int] = field(default_factory=dict)
-    n_vocab: int | None = None
-
-    @property
-    def bundled(self) -> bool:
-        return not self.source.startswith(("http://", "https://"))
-
-
-_R50K = (
-    "r50k_base.tiktoken.gz",
-    "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
-)
-_P50K = (
-    _BASE + "p50k_base.tiktoken",
-    "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
-)
-_CL100K = (
-    "cl100k_base.tiktoken.gz",
-    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-)
-_O200K = (
-    "o200k_base.tiktoken.gz",
-    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-)
-
-_HARMONY = {
-    "<|startoftext|>": 199998,
-    ENDOFTEXT: 199999,
-    "<|reserved_200000|>": 200000,
-    "<|reserved_200001|>": 200001,
-    "<|return|>": 200002,
-    "<|constrain|>": 200003,
-    "<|reserved_200004|>": 200004,
-    "<|channel|>": 200005,
-    "<|start|>": 200006,
-    "<|end|>": 200007,
-    "<|message|>": 200008,
-    "<|reserved_200009|>": 200009,
-    "<|reserved_200010|>": 200010,
-    "<|reserved_200011|>": 200011,
-    "<|call|>": 200012,
-    ENDOFPROMPT: 200018,
-} | {f"<|reserved_{i}|>": i for i in range(200013, 201088)}  # 200018 has two names, as in tiktoken
-
-REGISTRY: dict[str, Pretrained] = {
-    p.name: p
-    for p in [
-        Pretrained("gpt2", *_R50K, "gpt2", {ENDOFTEXT: 50256}, 50257),
-        Pretrained("r50k_base", *_R50K, "gpt2", {ENDOFTEXT: 50256}, 50257),
-        Pretrained("p50k_base", *_P50K, "gpt2", {ENDOFTEXT: 50256}, 50281),
-        Pretrained(
-            "p50k_edit",
-            *_P50K,
-            "gpt2",
-            {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283},
-        ),
-        Pretrained(
-            "cl100k_base",
-            *_CL100K,
-            "cl100k",
-            {
-                ENDOFTEXT: 100257,
-                FIM_PREFIX: 100258,
-                FIM_MIDDLE: 100259,
-                FIM_SUFFIX: 100260,
-                ENDOFPROMPT: 100276,
-            },
-        ),
-        Pretrained("o200k_base", *_O200K, "o200k", {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}),
-        Pretrained("o200k_harmony", *_O200K, "o200k", _HARMONY),
-    ]
-}
+from tokenmill.formats import loading, rankfile
+from tokenmill.formats.loading import Vocabulary
+from tokenmill.formats.openai import REGISTRY, Pretrained
+from tokenmill.tokenizer import Merge, PickleAs, Tokenizer
 
 _LOADED: dict[str, Tokenizer] = {}
 _LOCK = threading.Lock()
@@ -149,7 +68,12 @@ def tiktoken_cache_dirs() -> list[Path]:
 
 
 def load_pretrained(name: str) -> Tokenizer:
-    """A named OpenAI vocabulary; loaded once per process and shared (tokenizers are immutable)."""
+    """A named OpenAI vocabulary; loaded once per process and shared (tokenizers are
+    immutable). It pickles as this call, so a pickle holds the name, not the vocabulary.
+
+    >>> load_pretrained("gpt2") is load_pretrained("gpt2")
+    True
+    """
     with _LOCK:
         if name in _LOADED:
             return _LOADED[name]
@@ -161,9 +85,9 @@ def load_pretrained(name: str) -> Tokenizer:
             "or pass a file path or URL"
         ) from None
     data = _bundled(spec) if spec.bundled else fetch(spec.source, spec.sha256)
-    core = _core.CoreTokenizer.from_rank_file(data, spec.pattern, list(spec.special_tokens.items()))
-    tok = Tokenizer._from_core(core, name)
-    tok._pretrained = name
+    # The spec gives the pattern and special tokens: no need to know the file by its hash.
+    vocab = Vocabulary(spec.source, name, None, spec.pattern, spec.special_tokens, data)
+    tok = build(vocab, name=name, pickle_as=(load_pretrained, (name,)))
     if spec.n_vocab is not None and tok.n_vocab != spec.n_vocab:
         raise VocabFileError(
             spec.source, None, f"expected {spec.n_vocab} tokens, got {tok.n_vocab}"
@@ -235,15 +159,19 @@ def load(
     """Load a tokenizer by name, path or URL.
 
     - a name from :func:`list_pretrained` (``gpt2``, ``cl100k_base``, ``o200k_base``...);
-    - a ``.tiktoken`` rank file (optionally gzipped) or its URL: give ``pattern`` (a name such
-      as ``"cl100k"`` or a regex) and ``special_tokens``; ``sha256`` pins a download;
-    - GPT-2's ``encoder.json`` (with ``vocab.bpe`` beside it) or the folder holding both;
-    - a HF ``tokenizer.json`` (or its folder) whose ids tokenmill reproduces; any other is
-      refused, naming the component (see :mod:`tokenmill.formats.hf`);
-    - tokenmill's own ``.tokenmill`` file.
+    - a file or folder in any format of :mod:`tokenmill.formats`, told by its content, not its
+      name: tokenmill's own ``.tokenmill``; a HF ``tokenizer.json`` (or its folder) whose ids
+      tokenmill reproduces, any other refused naming the component (see
+      :mod:`tokenmill.formats.hf`); GPT-2's ``encoder.json`` with ``vocab.bpe`` beside it (or
+      their folder); a tiktoken rank file, gzipped or not;
+    - a rank file's URL, downloaded once into the cache (``sha256`` pins it, as it pins a
+      file's bytes).
 
-    A malformed file is a :class:`~tokenmill.VocabFileError` naming it (and the line, where
-    known). For GPT-2 and HF files, ``pattern`` and ``special_tokens`` replace the file's.
+    A rank file does not say how to split text: give ``pattern`` (a name such as
+    ``"cl100k"`` or a regex) and ``special_tokens``, unless it is one of OpenAI's, which are
+    known by their sha256. For the other formats, ``pattern`` and ``special_tokens`` replace
+    the file's. A malformed file is a :class:`~tokenmill.VocabFileError` naming it (and the
+    line, where known).
 
     >>> import tokenmill
     >>> tokenmill.load("gpt2").encode("hello world")
@@ -253,119 +181,61 @@ def load(
     if name in REGISTRY and pattern is None and special_tokens is None:
         return load_pretrained(name)
     if name.startswith(("http://", "https://")):
-        return _from_rank_data(fetch(name, sha256), name, pattern, special_tokens)
+        return build(rankfile.vocabulary(fetch(name, sha256), name), pattern, special_tokens)
     path = Path(name)
     if not path.exists():
         raise UnknownTokenizerError(
             f"unknown tokenizer {name!r}: not a known name ({', '.join(REGISTRY)}), "
             "not an existing file, and not a URL"
         )
-    kind = _file_kind(path)
-    if kind == "gpt2":
-        from tokenmill.formats import datagym
-
-        tokens, specials = datagym.read(path)
-        folder = path if path.is_dir() else path.parent
-        # GPT-2's files do not say how to split: GPT-2 splits by its own pattern.
-        return _file_tokenizer(
-            folder / "encoder.json",
-            tokens,
-            "gpt2",
-            specials,
-            pattern,
-            special_tokens,
-            folder.name or "gpt2",
-        )
-    if kind == "hf":
-        from tokenmill.formats import hf
-
-        file = path / "tokenizer.json" if path.is_dir() else path
-        bpe = hf.parse_file(file)
-        tok = _file_tokenizer(
-            file, bpe.tokens, bpe.pattern, bpe.special_tokens, pattern, special_tokens, path.stem
-        )
-        hf.check_merges(bpe, tok._core.merge_parents(), str(file))
-        return tok
-    if kind == "tokenmill":
-        from tokenmill.formats import native
-
-        return native.read(path)
-    data = path.read_bytes()
-    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
-        raise HashMismatchError(f"{path} does not have sha256 {sha256}")
-    return _from_rank_data(data, str(path), pattern, special_tokens)
+    return build(formats.read(path, sha256=sha256), pattern, special_tokens)
 
 
-def _file_tokenizer(
-    source: Path,
-    tokens: list[bytes],
-    file_pattern: str,
-    file_specials: dict[str, int],
-    pattern: str | None,
-    special_tokens: dict[str, int] | None,
-    name: str,
+def build(
+    vocab: Vocabulary,
+    pattern: str | None = None,
+    special_tokens: dict[str, int] | None = None,
+    *,
+    name: str | None = None,
+    pickle_as: PickleAs | None = None,
 ) -> Tokenizer:
-    """A tokenizer from a file's parts, the caller's ``pattern`` and ``special_tokens``
-    replacing the file's; what it refuses of the file's is an error naming ``source``."""
-    from tokenmill.formats import loading
+    """The tokenizer a file's :class:`~tokenmill.formats.loading.Vocabulary` describes, the
+    caller's ``pattern`` and ``special_tokens`` replacing the file's. What the tokenizer
+    refuses of the file's is a :class:`~tokenmill.VocabFileError` naming the file; what it
+    refuses of the caller's keeps its own error. ``name`` and ``pickle_as``: as in
+    :meth:`Tokenizer.from_core <tokenmill.Tokenizer.from_core>`.
 
+    >>> from tokenmill.formats.loading import Vocabulary
+    >>> vocab = Vocabulary("x", "x", [bytes([b]) for b in range(256)] + [b"hi"], "gpt2")
+    >>> build(vocab).encode("hi hi")
+    [256, 32, 256]
+    >>> build(vocab, special_tokens={"<|end|>": 257}).special_tokens
+    {'<|end|>': 257}
+    """
+    use_pattern = pattern or vocab.pattern
+    if use_pattern is None:
+        raise UnknownTokenizerError(
+            f"{vocab.source}: a rank file does not say how to split text; pass pattern= "
+            "(a name: gpt2, cl100k, o200k, or a regex)"
+        )
+    specials = vocab.special_tokens if special_tokens is None else special_tokens
+    merges = None
+    if vocab.merges is not None:
+        merges = [Merge(left, right, count or 0) for left, right, count in vocab.merges]
     with loading.naming(
-        str(source), own_pattern=bool(pattern), own_specials=special_tokens is not None
+        vocab.source, own_pattern=bool(pattern), own_specials=special_tokens is not None
     ):
-        return Tokenizer(
-            tokens,
-            pattern or file_pattern,
-            file_specials if special_tokens is None else special_tokens,
-            name=name,
-        )
-
-
-def _file_kind(path: Path) -> str:
-    """Which format a path holds: ``gpt2``, ``hf``, ``tokenmill`` or ``tiktoken``."""
-    if path.is_dir():
-        if (path / "encoder.json").exists():
-            return "gpt2"
-        if (path / "tokenizer.json").exists():
-            return "hf"
-        raise UnknownTokenizerError(f"{path}: a folder without encoder.json or tokenizer.json")
-    if path.name in ("encoder.json", "vocab.bpe"):
-        return "gpt2"
-    if path.name.endswith((".tokenmill", ".tokenmill.json")):
-        return "tokenmill"
-    if path.suffix == ".json":
-        with path.open("rb") as f:
-            head = f.read(4096)
-        if b"tokenmill-chars" in head:
-            raise UnknownTokenizerError(
-                f"{path} is a character-level tokenizer: load it with tokenmill.CharTokenizer.load"
+        if vocab.rank_data is not None:
+            core = _core.CoreTokenizer.from_rank_file(
+                vocab.rank_data, use_pattern, list(specials.items())
             )
-        if b'"format"' in head and b"tokenmill" in head:
-            return "tokenmill"
-        return "hf"
-    return "tiktoken"
-
-
-def _from_rank_data(
-    data: bytes, source: str, pattern: str | None, special_tokens: dict[str, int] | None
-) -> Tokenizer:
-    data = rankfile.maybe_gunzip(data, source)
-    known = _known_by_hash(data)
-    if pattern is None:
-        if known is None:
-            raise UnknownTokenizerError(
-                f"{source}: a rank file does not say how to split text; pass pattern= "
-                "(a name: gpt2, cl100k, o200k, or a regex)"
+            tok = Tokenizer.from_core(
+                core, name=name or vocab.name, merges=merges, pickle_as=pickle_as
             )
-        pattern = known.pattern
-    if special_tokens is None:
-        special_tokens = dict(known.special_tokens) if known is not None else {}
-    try:
-        core = _core.CoreTokenizer.from_rank_file(data, pattern, list(special_tokens.items()))
-    except VocabFileError as e:
-        raise VocabFileError(source, e.line, e.problem) from None
-    return Tokenizer._from_core(core, Path(source).name.split(".")[0] or source)
-
-
-def _known_by_hash(data: bytes) -> Pretrained | None:
-    digest = hashlib.sha256(data).hexdigest()
-    return next((p for p in REGISTRY.values() if p.sha256 == digest), None)
+        else:
+            tok = Tokenizer(
+                vocab.tokens or [], use_pattern, specials, name=name or vocab.name, merges=merges
+            )
+    if vocab.check_parents is not None:
+        vocab.check_parents(tok.merge_parents())
+    return tok

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import codecs
 import os
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from tokenmill import _core
 from tokenmill.errors import (
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 SpecialArg = Literal["all"] | Collection[str]
+# How pickle recreates a tokenizer: a module-level function and its arguments.
+PickleAs = tuple[Callable[..., "Tokenizer"], tuple[Any, ...]]
 
 
 def default_threads() -> int:
@@ -82,6 +84,12 @@ class Tokenizer:
     [256, 99]
     """
 
+    #: What the encoding methods do with a name in ``allowed_special`` or
+    #: ``disallowed_special`` that is not a special token of this tokenizer: ``"raise"``
+    #: (an :class:`~tokenmill.InvalidSpecialTokensError` naming it) or ``"ignore"`` (what
+    #: tiktoken does; :class:`tokenmill.compat.tiktoken.Encoding` sets it).
+    unknown_special_names: ClassVar[Literal["raise", "ignore"]] = "raise"
+
     def __init__(
         self,
         mergeable_ranks: Mapping[bytes, int] | Sequence[bytes],
@@ -94,13 +102,7 @@ class Tokenizer:
     ) -> None:
         tokens = _dense_tokens(mergeable_ranks)
         specials = dict(special_tokens or {})
-        self._core = _core.CoreTokenizer(tokens, pattern, list(specials.items()))
-        self.name = name
-        self._special_tokens = specials
-        self._special_set = frozenset(specials)
-        self._usual_args = _usual_args(specials)
-        self._merges = tuple(merges) if merges is not None else None
-        self._pretrained: str | None = None
+        self._setup(_core.CoreTokenizer(tokens, pattern, list(specials.items())), name, merges)
         if explicit_n_vocab is not None and explicit_n_vocab != self._core.n_vocab:
             raise InvalidVocabError(
                 f"{name}: expected {explicit_n_vocab} tokens, "
@@ -108,16 +110,40 @@ class Tokenizer:
             )
 
     @classmethod
-    def _from_core(cls, core: _core.CoreTokenizer, name: str) -> Tokenizer:
+    def from_core(
+        cls,
+        core: _core.CoreTokenizer,
+        *,
+        name: str = "custom",
+        merges: Sequence[Merge] | None = None,
+        pickle_as: PickleAs | None = None,
+    ) -> Tokenizer:
+        """A tokenizer around a native one that tokenmill's loaders built: they parse a rank
+        file straight into the core, with no Python ``bytes`` per token (see
+        docs/performance.md).
+
+        ``pickle_as`` is how pickle recreates it: a loader that shares its tokenizers by
+        name passes its own function and the name, so the pickle holds the name, not the
+        vocabulary (``pickle.dumps(tokenmill.load("o200k_base"))`` is under 100 bytes).
+
+        >>> from tokenmill import _core
+        >>> core = _core.CoreTokenizer([bytes([b]) for b in range(256)], "gpt2", [])
+        >>> Tokenizer.from_core(core, name="bytes").encode("hi")
+        [104, 105]
+        """
         self = cls.__new__(cls)
+        self._setup(core, name, merges)
+        self._pickle_as = pickle_as
+        return self
+
+    def _setup(self, core: _core.CoreTokenizer, name: str, merges: Sequence[Merge] | None) -> None:
         self._core = core
         self.name = name
-        self._special_tokens = dict(core.special_tokens())
-        self._special_set = frozenset(self._special_tokens)
-        self._usual_args = _usual_args(self._special_tokens)
-        self._merges = None
-        self._pretrained = None
-        return self
+        self._specials = dict(core.special_tokens())
+        self._special_set = frozenset(self._specials)
+        self._usual_args = _usual_args(self._specials)
+        self._merges = tuple(merges) if merges is not None else None
+        self._pickle_as: PickleAs | None = None
 
     # ----------------------------------------------------------------------------- properties
 
@@ -148,7 +174,7 @@ class Tokenizer:
     @property
     def special_tokens(self) -> dict[str, int]:
         """Special-token strings and their ids."""
-        return dict(self._special_tokens)
+        return dict(self._specials)
 
     @property
     def special_tokens_set(self) -> frozenset[str]:
@@ -159,7 +185,7 @@ class Tokenizer:
     def eot_token(self) -> int:
         """The id of ``<|endoftext|>``."""
         try:
-            return self._special_tokens["<|endoftext|>"]
+            return self._specials["<|endoftext|>"]
         except KeyError:
             raise InvalidSpecialTokensError(
                 f"{self.name} has no <|endoftext|> special token"
@@ -179,46 +205,70 @@ class Tokenizer:
         """The bytes of every ordinary token, sorted (as tiktoken returns them)."""
         return sorted(self._core.tokens())
 
+    def token_bytes_list(self) -> list[bytes]:
+        """The bytes of every ordinary token, indexed by id (a new list each call; special
+        tokens are not in it).
+
+        >>> import tokenmill
+        >>> tokens = tokenmill.load("gpt2").token_bytes_list()
+        >>> len(tokens), tokens[995]
+        (50256, b' world')
+        """
+        return self._core.tokens()
+
+    def rank(self, token: bytes) -> int | None:
+        """The id of the ordinary token whose bytes are exactly ``token``, else None: what
+        ``mergeable_ranks.get(token)`` gives, without building the dict.
+
+        >>> import tokenmill
+        >>> enc = tokenmill.load("gpt2")
+        >>> enc.rank(b" world"), enc.rank(b"<|endoftext|>"), enc.rank(b" no such token")
+        (995, None, None)
+        """
+        return self._core.rank(token)
+
+    def merge_parents(self) -> list[tuple[int, int] | None]:
+        """For each ordinary token, by id, the pair of tokens that encoding merges into it last
+        when it encodes the token's own bytes (its *parents*, the only pair that ever merges
+        into it); None for the 256 bytes and for a token that encoding never makes by merging
+        (it is the result only when a whole chunk is exactly its bytes). Derived from the
+        vocabulary on each call, a fraction of a second for a large one.
+
+        >>> import tokenmill
+        >>> enc = tokenmill.load("gpt2")
+        >>> parents = enc.merge_parents()
+        >>> parents[0], parents[995], enc.decode_tokens_bytes(parents[995])
+        (None, (476, 335), [b' wor', b'ld'])
+        """
+        return self._core.merge_parents()
+
     def is_special_token(self, token: int) -> bool:
         """Whether ``token`` is the id of a special token."""
-        return token >= self._core.n_ranks and token in self._special_tokens.values()
+        return token >= self._core.n_ranks and token in self._specials.values()
 
     # ------------------------------------------------------------------------------- encoding
 
     def _special_args(self, allowed: SpecialArg, disallowed: SpecialArg) -> tuple[Any, Any]:
         """tiktoken's policy: "all" allowed = every special; "all" disallowed = every special
         not allowed. Returns what the core takes: "all" or a list of ids."""
-        # The usual calls first, cheaply: the default; no check (`disallowed_special=()`, as
-        # tiktoken's docs suggest for speed); every special allowed. Building the sets below
-        # took 0.7 us a call, as much as encoding a line of Holmes.
+        # The usual calls are answered first, without building sets: building them costs as
+        # much as encoding a short line (docs/performance.md).
         if not allowed:
             if disallowed == "all":
                 return self._usual_args["all"]
             if not disallowed:
                 return self._usual_args[()]
         elif allowed == "all" and (disallowed == "all" or not disallowed):
-            return ("all" if self._special_tokens else []), []
+            return ("all" if self._specials else []), []
         if allowed == "all":
             allowed_set = self._special_set
         else:
-            allowed_set = frozenset(allowed)
-            unknown = allowed_set - self._special_set
-            if unknown:
-                raise InvalidSpecialTokensError(
-                    f"allowed_special names {sorted(unknown)}, which are not special tokens of "
-                    f"{self.name} (it has {sorted(self._special_set)})"
-                )
+            allowed_set = self._known_specials(allowed, "allowed_special")
         if disallowed == "all":
             disallowed_set = self._special_set - allowed_set
         else:
-            disallowed_set = frozenset(disallowed)
-            unknown = disallowed_set - self._special_set
-            if unknown:
-                raise InvalidSpecialTokensError(
-                    f"disallowed_special names {sorted(unknown)}, which are not special tokens "
-                    f"of {self.name} (it has {sorted(self._special_set)})"
-                )
-        ids = self._special_tokens
+            disallowed_set = self._known_specials(disallowed, "disallowed_special")
+        ids = self._specials
         a: Any = (
             "all" if allowed_set == self._special_set and ids else [ids[s] for s in allowed_set]
         )
@@ -226,6 +276,20 @@ class Tokenizer:
         if d and len(d) == len(ids):
             d = "all"
         return a, d
+
+    def _known_specials(self, names: Collection[str], argument: str) -> frozenset[str]:
+        """``names`` as a set, without those that are no special token here when
+        :attr:`unknown_special_names` says to ignore them, else refused naming them."""
+        found = frozenset(names)
+        unknown = found - self._special_set
+        if not unknown:
+            return found
+        if self.unknown_special_names == "ignore":
+            return found & self._special_set
+        raise InvalidSpecialTokensError(
+            f"{argument} names {sorted(unknown)}, which are not special tokens of "
+            f"{self.name} (it has {sorted(self._special_set)})"
+        )
 
     def encode(
         self,
@@ -313,8 +377,8 @@ class Tokenizer:
         995
         """
         if isinstance(text_or_bytes, str):
-            if text_or_bytes in self._special_tokens:
-                return self._special_tokens[text_or_bytes]
+            if text_or_bytes in self._specials:
+                return self._specials[text_or_bytes]
             data = text_or_bytes.encode("utf-8", "surrogatepass")
         else:
             data = bytes(text_or_bytes)
@@ -553,32 +617,48 @@ class Tokenizer:
 
     # -------------------------------------------------------------------------------- saving
 
-    def save(self, path: str | os.PathLike[str]) -> list[str]:
-        """Write in tokenmill's own versioned format, plus a readable ``<name>.vocab.txt``
-        next to it; returns the paths written. ``tokenmill.load(path)`` reads it back.
+    def save(self, path: str | os.PathLike[str], format: str | None = None) -> list[str]:
+        """Write the tokenizer (atomically) in ``format``, else in the format its name says;
+        returns the paths written. ``tokenmill.load(path)`` reads any of them back.
+
+        - ``tokenmill``: ``*.tokenmill`` or ``*.tokenmill.json``, tokenmill's versioned file
+          with everything (merge counts too), plus a readable ``*.vocab.txt`` beside it;
+        - ``hf``: ``tokenizer.json`` or any other ``*.json``, for HF ``tokenizers``;
+        - ``tiktoken``: ``*.tiktoken`` (``*.tiktoken.gz`` gzipped), the ranks alone, for
+          tiktoken: the pattern is given when loading it (``pattern=``), and special tokens,
+          which it cannot hold, are refused unless it is an OpenAI vocabulary;
+        - ``gpt2``: a folder (or a name without a suffix, or ``encoder.json``) with GPT-2's
+          ``encoder.json`` + ``vocab.bpe``, for tokenizers with GPT-2's pattern.
+
+        Another name is an :class:`~tokenmill.UnsupportedFormatError` naming these, as is a
+        format that cannot hold this tokenizer (see :mod:`tokenmill.formats`).
 
         >>> import tempfile, pathlib, tokenmill
         >>> tok = tokenmill.train("ab cd ab cd", 259, pattern="gpt2")
-        >>> path = pathlib.Path(tempfile.mkdtemp()) / "tiny.tokenmill"
-        >>> [pathlib.Path(p).name for p in tok.save(path)]
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> [pathlib.Path(p).name for p in tok.save(folder / "tiny.tokenmill")]
         ['tiny.tokenmill', 'tiny.vocab.txt']
-        >>> tokenmill.load(path).merges == tok.merges
+        >>> tokenmill.load(folder / "tiny.tokenmill").merges == tok.merges
+        True
+        >>> [pathlib.Path(p).name for p in tok.save(folder / "tiny.json")]  # HF's format
+        ['tiny.json']
+        >>> tokenmill.load(folder / "tiny.json") == tok
         True
         """
-        from tokenmill.formats import native
+        from tokenmill import formats
 
-        return native.write(self, path)
+        return formats.write(self, path, format)
 
     # ------------------------------------------------------------------------------- pickling
 
     def __reduce__(self) -> tuple[Any, ...]:
-        if self._pretrained is not None:
-            from tokenmill.pretrained import load_pretrained
-
-            return (load_pretrained, (self._pretrained,))
+        # A tokenizer its loader shares by name pickles as the loader's call (see from_core);
+        # any other as its data, which _rebuild turns back into a tokenizer.
+        if self._pickle_as is not None:
+            return self._pickle_as
         return (
             _rebuild,
-            (self._core.tokens(), self.pattern, self._special_tokens, self.name, self._merges),
+            (self._core.tokens(), self.pattern, self._specials, self.name, self._merges),
         )
 
     def __eq__(self, other: object) -> bool:
@@ -586,7 +666,7 @@ class Tokenizer:
             return NotImplemented
         return (
             self.pattern == other.pattern
-            and self._special_tokens == other._special_tokens
+            and self._specials == other._specials
             and self._core.tokens() == other._core.tokens()
         )
 
@@ -638,10 +718,9 @@ def _rebuild(
 
 # The special-token arguments of most calls: none allowed, and every special disallowed (the
 # default) or none (`disallowed_special=()`, tiktoken's advice for speed). `encode`,
-# `encode_to_numpy` and `count` take them from `Tokenizer._usual_args` without calling
-# `_special_args`, and they (and `encode_ordinary`) an int thread count without calling
-# `_threads`: the two calls were 0.22 of the 0.79 us that encoding "hello world" into numpy
-# took (gpt2), now 0.56.
+# `encode_to_numpy` and `count` take them from `Tokenizer._usual_args` and an int thread count
+# as it is, calling neither `_special_args` nor `_threads`: on a short text the two calls
+# cost over a quarter of the call (docs/performance.md).
 _USUAL_DISALLOWED = ("all", ())
 
 

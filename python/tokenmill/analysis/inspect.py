@@ -47,8 +47,8 @@ def length_bucket(n: int) -> str:
 
 def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
     """Facts about a vocabulary as plain data (what ``tokenmill inspect --json`` prints)."""
-    tokens = tok._core.tokens()
-    parents = tok._core.merge_parents()
+    tokens = tok.token_bytes_list()
+    parents = tok.merge_parents()
     merges = tok.merges
     merged = [r for r in range(len(tokens)) if len(tokens[r]) > 1]
 

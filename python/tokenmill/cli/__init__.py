@@ -28,8 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="tokenmill",
         description="Train, run and inspect byte-level BPE tokenizers.",
-        epilog="TOKENIZER is a name (gpt2, cl100k_base, o200k_base, ...) or a file: a tokenmill "
-        "tokenizer, a .tiktoken rank file, a HF tokenizer.json, or GPT-2's encoder.json.",
+        epilog="TOKENIZER is a name (gpt2, cl100k_base, o200k_base, ...) or a file in any format, "
+        "told from its content: a tokenmill tokenizer, an OpenAI .tiktoken rank file, a HF "
+        "tokenizer.json, or GPT-2's encoder.json + vocab.bpe.",
     )
     p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

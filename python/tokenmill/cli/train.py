@@ -15,6 +15,7 @@ from typing import Any
 
 from tokenmill.cli.common import AddCommand, add_engine_arguments
 from tokenmill.errors import UsageError
+from tokenmill.formats import destination_format
 from tokenmill.sources.files import BUNDLED, bundled_corpus, find
 
 UNSEEN = "Tokenizers turn unfamiliar words like 'hyperparameterization' into several pieces."
@@ -72,7 +73,8 @@ def add_commands(add: AddCommand) -> None:
         "-o",
         "--out",
         metavar="PATH",
-        help="where to write the tokenizer (default: <corpus>-<vocab>.tokenmill)",
+        help="where to write the tokenizer, in the format its name says, as for convert "
+        "(default: <corpus>-<vocab>.tokenmill)",
     )
     add_engine_arguments(
         sp, "count chunks here (local) or as Ray tasks (ray); the merges are the same"
@@ -96,6 +98,7 @@ def run_train(args: argparse.Namespace) -> None:
         corpus = sample = bundled_corpus(args.corpus)
         label = args.corpus
     out = Path(args.out or f"{label}-{args.vocab_size}.tokenmill")
+    destination_format(out)  # a name that says no format fails now, not after training
     start = time.perf_counter()
     tok = train(
         corpus,

@@ -15,12 +15,11 @@ from tokenmill.cli.common import (
     load_tokenizer,
     progress,
 )
-from tokenmill.errors import UsageError
 
 
 def add_commands(add: AddCommand) -> None:
     """The subcommands of this module, with their arguments."""
-    from tokenmill.formats.export import FORMATS as OUT_FORMATS
+    from tokenmill.formats import FORMATS
 
     sp = add("inspect", "describe a vocabulary", run_inspect)
     sp.add_argument("tokenizer", metavar="TOKENIZER")
@@ -33,7 +32,7 @@ def add_commands(add: AddCommand) -> None:
     sp = add("convert", "write a tokenizer in another format", run_convert)
     sp.add_argument("source", metavar="TOKENIZER")
     sp.add_argument("dest", metavar="OUT")
-    sp.add_argument("--to", choices=OUT_FORMATS, help="default: from OUT's name")
+    sp.add_argument("--to", choices=list(FORMATS), help="default: from OUT's name")
 
 
 def run_inspect(args: argparse.Namespace) -> None:
@@ -63,11 +62,9 @@ def run_compare(args: argparse.Namespace) -> None:
 
 
 def run_convert(args: argparse.Namespace) -> None:
-    from tokenmill.formats import export
+    from tokenmill.formats import destination_format, write
 
-    tok = load_tokenizer(args.source)
-    try:
-        written = export.write(tok, args.dest, args.to)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+    # The destination's format is told before the source is loaded, so a bad name fails fast.
+    fmt = args.to or destination_format(args.dest)
+    written = write(load_tokenizer(args.source), args.dest, fmt)
     progress(args, f"wrote {', '.join(written)}")

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tokenmill.errors import UnknownModelError, UnknownTokenizerError
-from tokenmill.pretrained import REGISTRY, load_pretrained
+from tokenmill.formats.openai import REGISTRY
+from tokenmill.pretrained import load_pretrained
 from tokenmill.tokenizer import SpecialArg, Tokenizer
 
 if TYPE_CHECKING:
@@ -91,6 +92,9 @@ MODEL_PREFIX_TO_ENCODING: dict[str, str] = {
 class Encoding(Tokenizer):
     """tiktoken's ``Encoding``: same constructor and methods, computed by tokenmill."""
 
+    # tiktoken ignores names that are not special tokens instead of rejecting them.
+    unknown_special_names = "ignore"
+
     def __init__(
         self,
         name: str,
@@ -110,6 +114,7 @@ class Encoding(Tokenizer):
 
     @classmethod
     def _wrap(cls, tok: Tokenizer) -> Encoding:
+        # A shallow copy of the shared tokenizer: the native core and tables are not copied.
         enc = cls.__new__(cls)
         enc.__dict__.update(tok.__dict__)
         return enc
@@ -117,6 +122,7 @@ class Encoding(Tokenizer):
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
 
+    # tiktoken's attributes of these names: code written for tiktoken reads them.
     @property
     def _pat_str(self) -> str:
         return self.pattern
@@ -126,20 +132,8 @@ class Encoding(Tokenizer):
         return self.mergeable_ranks
 
     @property
-    def _special_tokens(self) -> dict[str, int]:  # type: ignore[override]
-        return self.__dict__["_special_tokens"]
-
-    @_special_tokens.setter
-    def _special_tokens(self, value: dict[str, int]) -> None:
-        self.__dict__["_special_tokens"] = value
-
-    def _special_args(self, allowed: SpecialArg, disallowed: SpecialArg) -> tuple[Any, Any]:
-        # tiktoken ignores names that are not special tokens instead of rejecting them.
-        if allowed != "all":
-            allowed = frozenset(allowed) & self.special_tokens_set
-        if disallowed != "all":
-            disallowed = frozenset(disallowed) & self.special_tokens_set
-        return super()._special_args(allowed, disallowed)
+    def _special_tokens(self) -> dict[str, int]:
+        return self.special_tokens
 
     # tiktoken's signatures: tokenmill's `num_threads` for one text is not part of them.
     def encode(  # type: ignore[override]
@@ -198,11 +192,13 @@ class Encoding(Tokenizer):
         return super().decode_bytes_batch(batch)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        if self._pretrained is not None:
-            return (get_encoding, (self._pretrained,))
+        # A shared vocabulary pickles by name, as tiktoken's registered encodings do.
+        how, args = super().__reduce__()[:2]
+        if how is load_pretrained:
+            return (get_encoding, args)
         return (
             _rebuild_encoding,
-            (self.name, self.pattern, self.mergeable_ranks, dict(self._special_tokens)),
+            (self.name, self.pattern, self.mergeable_ranks, self.special_tokens),
         )
 
 

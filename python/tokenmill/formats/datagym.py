@@ -4,19 +4,33 @@
 Both spell bytes with GPT-2's printable alphabet (byte ``0x20`` is ``Ġ``...); this module is
 the only place that alphabet exists, so bytes stay bytes everywhere else.
 
+The files do not say how to split text: they are read with GPT-2's pattern, so :func:`write`
+takes only tokenizers that split by it.
+
 >>> BYTE_TO_CHAR[ord(" ")], BYTE_TO_CHAR[ord("a")]
 ('Ġ', 'a')
+>>> is_encoder({"a": 0, "Ġ": 1}), is_encoder({"model": {}}), is_merges(b"#version: 0.2\\n")
+(True, False, True)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from tokenmill.errors import InvalidSpecialTokensError, VocabFileError
+from tokenmill.errors import UnsupportedFormatError, VocabFileError
+from tokenmill.fileio import write_atomic
 from tokenmill.formats import loading
+from tokenmill.formats.loading import Vocabulary
+
+if TYPE_CHECKING:
+    from tokenmill.tokenizer import Tokenizer
+
+ENCODER, MERGES = "encoder.json", "vocab.bpe"
 
 _PRINTABLE = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAC + 1), *range(0xAE, 0xFF + 1)]
 # GPT-2's ids 0..255: the printable Latin-1 bytes first, then the other 68, each in byte order.
@@ -83,10 +97,33 @@ def is_special_name(text: str) -> bool:
     return _SPECIAL.fullmatch(text) is not None
 
 
+def is_encoder(doc: object) -> bool:
+    """Whether a JSON document has the shape of ``encoder.json``: an object of token -> id
+    (and nothing else)."""
+    return (
+        isinstance(doc, dict)
+        and bool(doc)
+        and all(type(idx) is int for idx in doc.values())  # not bools
+    )
+
+
+def is_merges(data: bytes) -> bool:
+    """Whether file contents start as ``vocab.bpe`` does, with its ``#version`` line."""
+    return data.removeprefix(b"\xef\xbb\xbf").startswith(b"#version")
+
+
 def parse(
-    encoder_json: bytes, vocab_bpe: bytes, source: str = "encoder.json"
+    encoder_json: bytes, vocab_bpe: bytes, source: str = ENCODER
 ) -> tuple[list[bytes], dict[str, int]]:
-    """Tokens by id and special tokens from the two files' contents.
+    """Tokens by id and special tokens from the two files' contents (see
+    :func:`from_encoder`)."""
+    return from_encoder(loading.parse_json(encoder_json, source), vocab_bpe, source)
+
+
+def from_encoder(
+    encoder: Any, vocab_bpe: bytes, source: str = ENCODER
+) -> tuple[list[bytes], dict[str, int]]:
+    """Tokens by id and special tokens from ``encoder.json`` (parsed) and ``vocab.bpe``.
 
     The 256 single bytes take the ids ``encoder.json`` gives them (GPT-2's own order for
     GPT-2, byte order for tokenizers trained here); each merge line of ``vocab.bpe`` joins two
@@ -99,8 +136,7 @@ def parse(
     merge makes is an error naming ``vocab.bpe``: an empty or mismatched ``vocab.bpe`` must
     not turn ordinary tokens into special ones.
     """
-    bpe_source = str(Path(source).with_name("vocab.bpe"))
-    encoder = loading.parse_json(encoder_json, source)
+    bpe_source = str(Path(source).with_name(MERGES))
     if not isinstance(encoder, dict):
         raise VocabFileError(
             source, None, f"expected a JSON object of token -> id, not {loading.kind(encoder)}"
@@ -199,15 +235,58 @@ def parse(
 
 def read(path: str | Path) -> tuple[list[bytes], dict[str, int]]:
     """Read ``encoder.json`` + ``vocab.bpe`` from a directory, or given either file's path."""
+    enc, bpe = _pair(Path(path))
+    return parse(enc.read_bytes(), bpe.read_bytes(), str(enc))
+
+
+def vocabulary(path: str | Path, encoder: Any = None) -> Vocabulary:
+    """What ``encoder.json`` + ``vocab.bpe`` say, from their folder or either file's path
+    (``encoder``: the encoder file's document, when the caller has parsed it already). The
+    pattern is GPT-2's: the files do not name one."""
     p = Path(path)
-    folder = p if p.is_dir() else p.parent
-    enc, bpe = folder / "encoder.json", folder / "vocab.bpe"
+    enc, bpe = _pair(p)
+    if encoder is None:
+        encoder = loading.parse_json(enc.read_bytes(), str(enc))
+    tokens, specials = from_encoder(encoder, bpe.read_bytes(), str(enc))
+    return Vocabulary(str(enc), enc.parent.name or "gpt2", tokens, "gpt2", specials)
+
+
+def _pair(path: Path) -> tuple[Path, Path]:
+    """The encoder and merges files of a folder or of either file's path: ``vocab.bpe`` and
+    an encoder beside it named ``encoder.json`` unless ``path`` is the encoder."""
+    folder = path if path.is_dir() else path.parent
+    enc = path if path.is_file() and path.name != MERGES else folder / ENCODER
+    bpe = folder / MERGES
     for f in (enc, bpe):
         if not f.is_file():
             raise VocabFileError(
                 f, None, "missing: a GPT-2 vocabulary needs encoder.json and vocab.bpe side by side"
             )
-    return parse(enc.read_bytes(), bpe.read_bytes(), str(enc))
+    return enc, bpe
+
+
+def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
+    """Write ``encoder.json`` and ``vocab.bpe`` for ``tok`` into the folder ``path`` (or the
+    folder of ``path`` when it names either file), atomically; returns the paths written.
+    Refuses a tokenizer these files cannot hold: one that does not split by GPT-2's pattern
+    (the files name none), or one whose ids 0..255 are not the single bytes."""
+    dest = Path(path)
+    folder = dest.parent if dest.name in (ENCODER, MERGES) else dest
+    instead = "save it as *.tokenmill or tokenizer.json, which hold any tokenizer"
+    if tok.pattern_name != "gpt2":
+        raise UnsupportedFormatError(
+            f"GPT-2's files name no pattern and are read with GPT-2's, but {tok.name} splits "
+            f"by {tok.pattern_name or 'a pattern of its own'}; {instead}"
+        )
+    tokens = tok.token_bytes_list()
+    if any(len(t) != 1 for t in tokens[:256]):
+        raise UnsupportedFormatError(
+            f"GPT-2's files give ids 0..255 to the single bytes, and {tok.name} does not; {instead}"
+        )
+    encoder, merges = dump(tokens, tok.merge_parents(), tok.special_tokens)
+    write_atomic(folder / ENCODER, encoder)
+    write_atomic(folder / MERGES, merges)
+    return [str(folder / ENCODER), str(folder / MERGES)]
 
 
 def dump(
@@ -221,9 +300,10 @@ def dump(
     for s, i in special_tokens.items():
         # parse() reads back as special only entries spelled <|name|> that are not tokens.
         if not is_special_name(s) or s in encoder:
-            raise InvalidSpecialTokensError(
+            raise UnsupportedFormatError(
                 f"GPT-2's files cannot hold the special token {s!r}: only names spelled "
-                "<|name|> that are not also ordinary tokens; save in the tokenmill or hf format"
+                "<|name|> that are not also ordinary tokens; save it as *.tokenmill or "
+                "tokenizer.json, which hold any special tokens"
             )
         encoder[s] = i
     lines = ["#version: 0.2"]
@@ -232,7 +312,11 @@ def dump(
             continue
         pair = parents[i]
         if pair is None:
-            raise ValueError(f"token {i} ({t!r}) is not the merge of two earlier tokens")
+            raise UnsupportedFormatError(
+                f"token {i} ({t!r}) is not the merge of two earlier tokens, which is all "
+                "vocab.bpe can say; save it as tokenizer.json or *.tiktoken, which hold any "
+                "vocabulary"
+            )
         lines.append(f"{to_text(tokens[pair[0]])} {to_text(tokens[pair[1]])}")
     return (
         json.dumps(encoder, ensure_ascii=False).encode("utf-8"),

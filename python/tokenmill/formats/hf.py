@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -78,8 +79,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tokenmill import _core
 from tokenmill.errors import InvalidVocabError, VocabFileError
+from tokenmill.fileio import write_atomic
 from tokenmill.formats import datagym, loading
-from tokenmill.formats.loading import is_id, kind
+from tokenmill.formats.loading import Vocabulary, is_id, kind
 
 if TYPE_CHECKING:
     from tokenmill.tokenizer import Tokenizer
@@ -97,8 +99,8 @@ def hf_pattern(pattern: str) -> str:
 
 def to_dict(tok: Tokenizer) -> dict[str, Any]:
     """The ``tokenizer.json`` document as a dict."""
-    tokens = tok._core.tokens()
-    parents = tok._core.merge_parents()
+    tokens = tok.token_bytes_list()
+    parents = tok.merge_parents()
     vocab = {datagym.to_text(t): i for i, t in enumerate(tokens)}
     # Special tokens also go in the model's vocab: HF renumbers added tokens that are not in
     # it to close gaps (cl100k's specials start at 100257, leaving 100256 unused).
@@ -170,6 +172,42 @@ def to_json(tok: Tokenizer) -> str:
     return json.dumps(to_dict(tok), ensure_ascii=False)
 
 
+def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
+    """Write ``tok`` as a ``tokenizer.json`` to ``path`` (atomically); returns the paths
+    written. Every tokenizer can be written: the format holds its pattern and special tokens."""
+    write_atomic(path, to_json(tok).encode("utf-8"))
+    return [str(path)]
+
+
+def is_hf(doc: object) -> bool:
+    """Whether a JSON document is a ``tokenizer.json``: an object whose ``model`` is an object
+    (GPT-2's ``encoder.json`` has a token ``model`` too, with an id).
+
+    >>> is_hf({"model": {"type": "BPE"}}), is_hf({"model": 2235})
+    (True, False)
+    """
+    return isinstance(doc, dict) and isinstance(doc.get("model"), dict)
+
+
+def vocabulary(doc: object, source: str, name: str) -> Vocabulary:
+    """What a ``tokenizer.json`` document says, checked by :func:`parse`; the tokenizer built
+    from it must still pass :func:`check_merges`, which ``check_parents`` runs.
+
+    >>> import tokenmill
+    >>> vocab = vocabulary(to_dict(tokenmill.load("gpt2")), "gpt2.json", "gpt2")
+    >>> len(vocab.tokens), vocab.special_tokens, vocab.check_parents is not None
+    (50256, {'<|endoftext|>': 50256}, True)
+    """
+    bpe = parse(doc, source)
+
+    def check_parents(parents: list[tuple[int, int] | None]) -> None:
+        check_merges(bpe, parents, source)
+
+    return Vocabulary(
+        source, name, bpe.tokens, bpe.pattern, bpe.special_tokens, check_parents=check_parents
+    )
+
+
 @dataclass(frozen=True)
 class BpeFile:
     """A ``tokenizer.json`` that :func:`parse` checked (all but the merge rule, which
@@ -207,12 +245,6 @@ def read(path: str | Path) -> tuple[list[bytes], str, dict[str, int]]:
     """Tokens, pattern and special tokens from a ``tokenizer.json`` file (see
     :func:`from_dict`)."""
     return from_dict(_read_doc(path), str(path))
-
-
-def parse_file(path: str | Path) -> BpeFile:
-    """:func:`parse` of a ``tokenizer.json`` file; a tokenizer built from it must still pass
-    :func:`check_merges` (``tokenmill.load`` does both)."""
-    return parse(_read_doc(path), str(path))
 
 
 def _read_doc(path: str | Path) -> Any:

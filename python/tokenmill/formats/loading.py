@@ -1,5 +1,6 @@
-"""What the readers of vocabulary files share: JSON that parses or says why not, id bounds,
-and errors that name the file when a tokenizer is built from its parts.
+"""What the readers of vocabulary files share: what they read a file into (a
+:class:`Vocabulary`), JSON that parses or says why not, id bounds, and errors that name the
+file when a tokenizer is built from its parts.
 
 Every problem with a file's bytes is a :class:`~tokenmill.VocabFileError` naming the file
 (and the line, where known), never a bare ``AttributeError`` or ``RecursionError``: readers
@@ -16,8 +17,9 @@ check the structure they expect with :func:`kind` in their messages.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from tokenmill.errors import (
@@ -26,6 +28,30 @@ from tokenmill.errors import (
     InvalidVocabError,
     VocabFileError,
 )
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What a tokenizer file says, read and checked: everything a tokenizer is built from.
+
+    Readers return this rather than a tokenizer so that the formats need nothing of
+    :mod:`tokenmill.tokenizer` (which writes through them); ``tokenmill.load`` builds the
+    tokenizer, with the caller's pattern and special tokens in place of the file's.
+    """
+
+    source: str  # the file, as messages name it
+    name: str  # the tokenizer's name: the one the file holds, else from the file's name
+    tokens: list[bytes] | None  # the ordinary tokens by id; None when ``rank_data`` has them
+    pattern: str | None  # None: the file does not say (a rank file)
+    special_tokens: dict[str, int] = field(default_factory=dict)
+    # A rank file's bytes: the native core parses them itself, with no Python bytes object
+    # per token (docs/performance.md).
+    rank_data: bytes | None = None
+    merges: list[tuple[int, int, int | None]] | None = None  # (left, right, count), if held
+    # A check of the built tokenizer's merge parents (``Tokenizer.merge_parents``) that the
+    # file's ids depend on (HF's merge list); raises VocabFileError.
+    check_parents: Callable[[list[tuple[int, int] | None]], None] | None = None
+
 
 # The largest id a file may give: ids cross into the core as u32 and into numpy as int32, so
 # one bound fits every consumer.
@@ -82,6 +108,8 @@ def naming(source: str, *, own_pattern: bool = False, own_specials: bool = False
     gave itself (``own_pattern``, ``own_specials``), which keep their own errors."""
     try:
         yield
+    except VocabFileError as e:  # the native rank-file parser's, which names no file
+        raise VocabFileError(source, e.line, e.problem) from None
     except InvalidPatternError as e:
         if own_pattern:
             raise

@@ -7,15 +7,16 @@ companion ``<name>.vocab.txt`` lists every token for people: id, its bytes (esca
 parents and how often the pair was seen when it was merged. Loading checks everything and says
 what is wrong.
 
->>> import tempfile, pathlib, tokenmill
+>>> import json, tempfile, pathlib, tokenmill
 >>> tok = tokenmill.train("ab cd ab cd", 259, pattern="gpt2", name="tiny")
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> [pathlib.Path(p).name for p in write(tok, folder / "tiny.tokenmill")]
 ['tiny.tokenmill', 'tiny.vocab.txt']
 >>> (folder / "tiny.vocab.txt").read_text().splitlines()[-1].split("\\t")
 ['258', "b' cd'", '257', '100', '2']
->>> read(folder / "tiny.tokenmill").encode("ab cd") == tok.encode("ab cd")
-True
+>>> doc = json.loads((folder / "tiny.tokenmill").read_text())
+>>> is_native(doc), vocabulary(doc, "tiny.tokenmill").merges
+(True, [(97, 98, 2), (32, 99, 2), (257, 100, 2)])
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tokenmill.errors import InvalidVocabError, VocabFileError
+from tokenmill.errors import UnsupportedFormatError, VocabFileError
 from tokenmill.fileio import write_atomic
 from tokenmill.formats import loading
+from tokenmill.formats.loading import Vocabulary
 
 if TYPE_CHECKING:
-    from tokenmill.tokenizer import Merge, Tokenizer
+    from tokenmill.tokenizer import Tokenizer
 
 FORMAT = "tokenmill"
 VERSION = 1
@@ -61,20 +63,17 @@ def merges_of(tok: Tokenizer) -> list[tuple[int, int, int | None]]:
     """
     if tok.merges is not None:
         return [(m.left, m.right, m.count) for m in tok.merges]
-    tokens = tok._core.tokens()
-    hint = (
-        "; save it in another format instead, e.g. tokenmill.formats.export.write(tok, "
-        "'x.tiktoken') or `tokenmill convert`"
-    )
+    tokens = tok.token_bytes_list()
+    hint = "; save it as tokenizer.json (HF) or *.tiktoken instead, which hold any vocabulary"
     if tokens[:256] != [bytes([b]) for b in range(256)]:
-        raise InvalidVocabError(
+        raise UnsupportedFormatError(
             f"{tok.name}: ids 0..255 are not the 256 bytes in order, which tokenmill's format "
             f"requires{hint}"
         )
     out: list[tuple[int, int, int | None]] = []
-    for rank, parents in enumerate(tok._core.merge_parents()[256:], 256):
+    for rank, parents in enumerate(tok.merge_parents()[256:], 256):
         if parents is None:
-            raise InvalidVocabError(
+            raise UnsupportedFormatError(
                 f"{tok.name}: token {rank} ({tokens[rank]!r}) is not the merge of two earlier "
                 f"tokens{hint}"
             )
@@ -127,20 +126,19 @@ def _vocab_listing(tok: Tokenizer, merges: list[tuple[int, int, int | None]]) ->
     return "\n".join(out) + "\n"
 
 
-def read(path: str | os.PathLike[str]) -> Tokenizer:
-    """Load a tokenizer written by :func:`write`, checking everything."""
-    from tokenmill.tokenizer import Tokenizer
+def is_native(doc: object) -> bool:
+    """Whether a JSON document is one :func:`write` writes: an object with ``"format":
+    "tokenmill"``."""
+    return isinstance(doc, dict) and doc.get("format") == FORMAT
 
-    path = Path(path)
+
+def vocabulary(doc: object, source: str) -> Vocabulary:
+    """What a document written by :func:`write` says, everything checked; a problem is a
+    :class:`VocabFileError` naming ``source``."""
 
     def bad(problem: str, line: int | None = None) -> VocabFileError:
-        return VocabFileError(path, line, problem)
+        return VocabFileError(source, line, problem)
 
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise bad(f"cannot read it: {e.strerror or e}") from None
-    doc = loading.parse_json(raw, str(path))
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise bad(f'not a tokenmill file: expected "format": "{FORMAT}" at the top level')
     version = doc.get("version")
@@ -156,18 +154,18 @@ def read(path: str | os.PathLike[str]) -> Tokenizer:
     pattern = doc.get("pattern")
     if not isinstance(pattern, str) or not pattern:
         raise bad('"pattern" must be a non-empty string')
-    name = doc.get("name", path.name.split(".")[0])
+    name = doc.get("name", Path(source).name.split(".")[0])
     if not isinstance(name, str):
         raise bad(f'"name" must be a string, not {name!r}')
 
     merges = _read_merges(doc.get("merges"), bad)
     tokens = [bytes([b]) for b in range(256)]
     first: dict[bytes, int] = {t: i for i, t in enumerate(tokens)}
-    for k, m in enumerate(merges):
-        token = tokens[m.left] + tokens[m.right]
+    for k, (left, right, _) in enumerate(merges):
+        token = tokens[left] + tokens[right]
         if token in first:
             raise bad(
-                f"merge {k} ({m.left} + {m.right}) makes token {256 + k} = {token!r}, "
+                f"merge {k} ({left} + {right}) makes token {256 + k} = {token!r}, "
                 f"which is already token {first[token]}"
             )
         first[token] = len(tokens)
@@ -194,16 +192,13 @@ def read(path: str | os.PathLike[str]) -> Tokenizer:
         not isinstance(n_vocab, int) or isinstance(n_vocab, bool) or n_vocab != expected
     ):
         raise bad(f'"n_vocab" says {n_vocab!r}, but the merges and special tokens make {expected}')
-    with loading.naming(str(path)):
-        return Tokenizer(tokens, pattern, specials, name=name, merges=merges)
+    return Vocabulary(source, name, tokens, pattern, specials, merges=merges)
 
 
-def _read_merges(raw: Any, bad: Any) -> list[Merge]:
-    from tokenmill.tokenizer import Merge
-
+def _read_merges(raw: Any, bad: Any) -> list[tuple[int, int, int | None]]:
     if not isinstance(raw, list):
         raise bad('"merges" must be a list of [left, right, count]')
-    merges = []
+    merges: list[tuple[int, int, int | None]] = []
     for k, m in enumerate(raw):
         if not (isinstance(m, list) and len(m) == 3):
             raise bad(f"merge {k} must be [left, right, count], not {m!r}")
@@ -218,5 +213,5 @@ def _read_merges(raw: Any, bad: Any) -> list[Merge]:
             not isinstance(count, int) or isinstance(count, bool) or count < 0
         ):
             raise bad(f"merge {k}: the count must be a non-negative integer or null, not {count!r}")
-        merges.append(Merge(left, right, count if count is not None else 0))
+        merges.append((left, right, count))
     return merges

@@ -243,7 +243,7 @@ class Playground:
         # fraction of a second for a large vocabulary (docs/performance.md).
         with self._lock:
             if name not in self._parents:
-                self._parents[name] = tok._core.merge_parents()
+                self._parents[name] = tok.merge_parents()
             return self._parents[name]
 
     def _get(self, name: str) -> Tokenizer:

@@ -85,7 +85,7 @@ def shown(tok: Tokenizer, ids: list[int]) -> list[str]:
 
 def token_lengths(tok: Tokenizer) -> npt.NDArray[np.int64]:
     """Byte length of every ordinary token, indexed by id."""
-    return np.fromiter((len(t) for t in tok._core.tokens()), dtype=np.int64)
+    return np.fromiter((len(t) for t in tok.token_bytes_list()), dtype=np.int64)
 
 
 JSON = dict[str, Any]

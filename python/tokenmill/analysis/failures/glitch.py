@@ -69,20 +69,20 @@ def _word_like(data: bytes) -> bool:
 def no_merge_path(tok: Tokenizer) -> list[int]:
     """Multi-byte tokens that merging their own bytes (as one piece) never produces: they
     appear only when a whole chunk is exactly their bytes."""
-    tokens = tok._core.tokens()
-    parents = tok._core.merge_parents()
+    tokens = tok.token_bytes_list()
+    parents = tok.merge_parents()
     return [r for r, t in enumerate(tokens) if len(t) > 1 and parents[r] is None]
 
 
 def partial_utf8(tok: Tokenizer) -> list[int]:
     """Tokens whose bytes are not a sequence of whole UTF-8 characters."""
-    return [r for r, t in enumerate(tok._core.tokens()) if not _is_utf8(t)]
+    return [r for r, t in enumerate(tok.token_bytes_list()) if not _is_utf8(t)]
 
 
 def split_by_pattern(tok: Tokenizer, num_threads: int | None = None) -> list[int]:
     """Tokens that are whole text, yet encoding that text gives other ids (the split pattern
     cuts it, e.g. a token that joins letters and digits under a pattern that separates them)."""
-    tokens = tok._core.tokens()
+    tokens = tok.token_bytes_list()
     ranks, texts = [], []
     for r, t in enumerate(tokens):
         try:
@@ -102,7 +102,7 @@ def compute(
     tok: Tokenizer, encoded: Encoded | None = None, num_threads: int | None = None
 ) -> dict[str, Any]:
     """The candidates of each kind: counts and examples (and, with a corpus, how often)."""
-    tokens = tok._core.tokens()
+    tokens = tok.token_bytes_list()
     n = len(tokens)
     unmerged = no_merge_path(tok)
     partial = partial_utf8(tok)
@@ -115,7 +115,7 @@ def compute(
     }
     known = []
     for text in KNOWN_GLITCHES:
-        r = tok._core.rank(text.encode())
+        r = tok.rank(text.encode())
         row: dict[str, Any] = {"text": text, "id": r}
         if r is not None and encoded is not None:
             row["count"] = int(encoded.counts[r])

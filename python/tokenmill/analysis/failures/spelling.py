@@ -35,7 +35,7 @@ PROBES = (
 
 def compute(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
     """Token lengths (bytes), the longest tokens in characters, and the probe strings' splits."""
-    tokens = tok._core.tokens()
+    tokens = tok.token_bytes_list()
     hist = dict.fromkeys(LENGTH_BUCKETS, 0)
     chars = []
     for t in tokens:

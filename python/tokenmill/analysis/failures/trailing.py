@@ -51,13 +51,13 @@ def compute(tok: Tokenizer, encoded: Encoded | None = None) -> dict[str, Any]:
         )
     out: dict[str, Any] = {"examples": examples}
     if encoded is not None:
-        space = tok._core.rank(b" ")
+        space = tok.rank(b" ")
         n = int(encoded.counts[space]) if space is not None else 0
         out["lone_space_tokens"] = n
         out["lone_space_share"] = n / encoded.total if encoded.total else 0.0
         pairs = []
         for _, word in PROMPTS:
-            with_space, without = tok._core.rank(word.encode()), tok._core.rank(word[1:].encode())
+            with_space, without = tok.rank(word.encode()), tok.rank(word[1:].encode())
             pairs.append(
                 {
                     "word": word,

@@ -42,7 +42,7 @@ def indent_width(code: str) -> int:
 def whitespace_ids(tok: Tokenizer) -> np.ndarray:  # type: ignore[type-arg]
     """Boolean mask over ids: the ordinary tokens made only of whitespace bytes."""
     return np.fromiter(
-        (bool(t) and not t.strip(b" \t\n\r\x0b\x0c") for t in tok._core.tokens()), dtype=bool
+        (bool(t) and not t.strip(b" \t\n\r\x0b\x0c") for t in tok.token_bytes_list()), dtype=bool
     )
 
 

@@ -82,11 +82,12 @@ def run_tiktoken(inputs: list[Path], out: Path, procs: int, shard_tokens: int) -
 
     from encode_peers import tiktoken_encoding
 
-    from tokenmill.corpus.inputs import find_inputs, plan_items
     from tokenmill.fileio import write_atomic
+    from tokenmill.sources.files import find
+    from tokenmill.sources.read import plan_items
 
     tiktoken_encoding("gpt2")  # fills the offline cache before the pool forks
-    plan = plan_items(find_inputs(inputs), 32 << 20, "gpt2")
+    plan = plan_items(find(inputs), 32 << 20, cut_text=True)
     jobs = [(plan.files[i.file].path, i.start, i.end) for i in plan.items]
     out.mkdir(parents=True, exist_ok=True)
     shards: list[str] = []

@@ -45,9 +45,9 @@ import threading
 from pathlib import Path
 
 import tokenmill
-from tokenmill.mainjob import bundled_corpus
 from tokenmill.serve.api import Playground
 from tokenmill.serve.server import PlaygroundServer
+from tokenmill.sources import bundled_corpus
 
 SETS = {"gpt2": ["gpt2"], "3 panels": ["gpt2", "cl100k_base", "o200k_base"]}
 

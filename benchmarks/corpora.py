@@ -7,9 +7,9 @@
   ``~/.cache/tokenmill-bench``) so every run and every peer reads the same bytes.
 
 Each corpus is a list of documents (str). Large texts are cut into documents of about 64 KB
-at places that do not change their chunks (after a newline followed by an ASCII letter or
-digit; see ``tokenmill.training.safe_cut``), so peers that parallelize over documents can,
-and every peer sees the same chunks.
+at places that do not change their chunks under the named patterns (see
+``tokenmill.sources.cut``), so peers that parallelize over documents can, and every peer sees
+the same chunks.
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ def cache_dir() -> Path:
 
 def split_docs(text: str, size: int = DOC_CHARS) -> list[str]:
     """Cut ``text`` into documents of about ``size`` characters at chunk-safe places."""
-    from tokenmill.training import safe_cut
+    from tokenmill.sources.cut import last_cut
 
     docs = []
     start = 0
     while len(text) - start > 2 * size:
         window = text[start : start + 2 * size]
-        cut = safe_cut(window[: size + size // 2]) or safe_cut(window)
+        cut = last_cut(window[: size + size // 2]) or last_cut(window)
         if not cut:
             break
         docs.append(text[start : start + cut])

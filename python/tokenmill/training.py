@@ -31,7 +31,7 @@ from tokenmill.errors import (
     WrongTypeError,
 )
 from tokenmill.progress import StatusLine
-from tokenmill.sources.cut import last_cut, may_cut
+from tokenmill.sources.cut import may_cut
 from tokenmill.sources.files import InputFile, input_file
 from tokenmill.sources.read import Item, plan_items, read_texts, whole
 from tokenmill.tokenizer import Merge, Tokenizer, clean_text, default_threads
@@ -323,12 +323,6 @@ def count_item(
     for batch in _batched(read_texts(item, files, text_field, cut_text)):
         _feed(trainer, batch)
     return trainer.counted(), trainer.stats()[0]
-
-
-def safe_cut(text: str) -> int:
-    """A safe place to cut ``text``, as near its end as one is found (0 if none): the name
-    ``benchmarks/corpora.py`` knows for :func:`tokenmill.sources.cut.last_cut`."""
-    return last_cut(text)
 
 
 # ------------------------------------------------------------------------------ progress

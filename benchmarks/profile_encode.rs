@@ -15,7 +15,7 @@
 //! with `first` only the first passes, for `perf record`.
 //!
 //! It also prints how much of the process's memory is on transparent huge pages (the chunk
-//! cache asks for them; see `src/pages.rs`).
+//! cache asks for them; see `src/runtime/pages.rs`).
 
 use std::io::Write;
 use std::time::Instant;
@@ -74,8 +74,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::hint::black_box(enc.encode_ordinary(d, &mut out).ok());
         });
         let (none, all) = (
-            tokenmill::encode::Allowed::None,
-            tokenmill::encode::Allowed::All,
+            tokenmill::specials::Allowed::None,
+            tokenmill::specials::Allowed::All,
         );
         let checked = time(&mut |d| {
             out.clear();
@@ -130,8 +130,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // for them first.
     let checked = best(&mut || {
         out.clear();
-        let all = tokenmill::encode::Allowed::All;
-        let none = tokenmill::encode::Allowed::None;
+        let all = tokenmill::specials::Allowed::All;
+        let none = tokenmill::specials::Allowed::None;
         std::hint::black_box(enc.encode(&text, none, all, &mut out).ok());
     });
     // The merge step alone: every distinct chunk encoded once, without the cache.

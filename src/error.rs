@@ -1,4 +1,5 @@
-//! The one error type of the core. `py.rs` maps each variant to a Python exception class.
+//! The one error type of the core. The Python bindings map each variant to an exception class
+//! of `tokenmill.errors` (`py/errors.rs`).
 
 use std::fmt;
 

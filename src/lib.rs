@@ -2,23 +2,21 @@
 //!
 //! Pure Rust, no Python types: pre-tokenization ([`pretokenize`]), rank-based BPE encoding
 //! ([`encode`]), vocabularies ([`vocab`]) and training ([`train`]). The PyO3 bindings live in
-//! [`py`] behind the `python` feature, so `cargo test` needs no libpython.
+//! `py` behind the `python` feature, so `cargo test` needs no libpython.
 
-pub mod atoms;
-mod buffers;
-#[cfg(any(feature = "python", test))]
-mod code_units;
 pub mod encode;
 pub mod error;
-mod pages;
+pub mod merge;
 pub mod pretokenize;
-mod short_key;
-pub mod threads;
+pub mod runtime;
+pub mod simd;
+pub mod specials;
+#[cfg(test)]
+mod testing;
 pub mod train;
 pub mod vocab;
-pub mod work_sharing;
 
-#[cfg(feature = "python")]
+#[cfg(any(feature = "python", test))]
 mod py;
 
 pub use encode::Encoder;

@@ -15,14 +15,14 @@
 //!   last `\r`/`\n` if it has one (`\s*[\r\n]` backtracks to it), else all but its last
 //!   character (`\s+(?!\S)`), else (a run of one) that character.
 
-use super::blocks::{
+use super::blocks::rules::{
     after_line_ends, common_limit, contractions, digit_groups, letter_run_at, prev, whole_chars,
-    Masks,
 };
+use super::blocks::Masks;
 use super::classes::{
     class_at, contraction_ci, letter_lanes, run, run_swar, spaces, CRLF, L, N, OTHER,
 };
-use super::Scanner;
+use super::scan::Scanner;
 
 /// The cl100k scanner.
 pub(super) struct Cl100k;
@@ -54,8 +54,9 @@ impl Scanner for Cl100k {
     }
 }
 
-/// The chunk starts of the block `w = b[i..i + 64]` (see `Scanner::block`). On ASCII, with
-/// P = space, tab or other, a chunk starts at a byte that is
+/// The chunk starts of the block `w = b[i..i + 64]` (see `Scanner::block`). On the bytes the
+/// masks classify (ASCII, and the non-ASCII letters and others of `blocks::wide`), with P =
+/// space, tab or other, a chunk starts at a byte that is
 /// - a letter after a digit or line end, or after a P that does not start a chunk (one that
 ///   does is the letter's prefix);
 /// - an other after anything but an other or a space (` ?[^\s\p{L}\p{N}]++`);
@@ -99,8 +100,8 @@ fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
 #[inline(always)]
 fn next(b: &[u8], i: usize) -> usize {
-    // gpt2's "space + ASCII letter first" test was tried here: no gain on holmes.txt, 2-6%
-    // slower on the other corpora; rejected.
+    // No test for a space and ASCII letters first, as gpt2 has: with the letter prefixes of
+    // cl100k's rule it does not pay (docs/performance.md, 'Scanners').
     let (c0, l0) = class_at(b, i);
     let j = i + l0;
     if c0 & L != 0 {

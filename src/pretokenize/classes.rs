@@ -18,6 +18,11 @@ pub(super) fn class_of(cp: u32) -> u8 {
     BLOCKS.get(block_entry(cp)).copied().unwrap_or(0)
 }
 
+/// [`class_of`] for tables built at compile time.
+pub(super) const fn class_of_const(cp: u32) -> u8 {
+    BLOCKS[block_entry(cp)]
+}
+
 /// Where in `BLOCKS` the class of `cp` is (any `u32`: past U+1FFFFF it wraps).
 #[inline(always)]
 const fn block_entry(cp: u32) -> usize {
@@ -42,8 +47,8 @@ pub(super) fn class_at(b: &[u8], i: usize) -> (u8, usize) {
 #[inline(always)]
 pub(super) fn class_multi(b: &[u8], i: usize, c: u8) -> (u8, usize) {
     if c < 0xE0 {
-        // Two bytes: U+0080..U+07FF, straight from SMALL (`& 0x7FF` keeps it in bounds).
-        // Measured: +13-17% on ru.txt (gpt2, cl100k) over the two-level lookup.
+        // Two bytes: U+0080..U+07FF, straight from SMALL (`& 0x7FF` keeps it in bounds), one
+        // load instead of the two-level table's two (docs/performance.md, 'Scanners').
         let cp = ((c as usize & 0x1F) << 6) | (b.get(i + 1).copied().unwrap_or(0) as usize & 0x3F);
         (SMALL[cp & 0x7FF], 2)
     } else if c < 0xF0 {
@@ -68,127 +73,6 @@ static BMP: [u8; 0x1_0000] = {
     }
     t
 };
-
-/// The pages (code points `0xPP00` to `0xPPFF`) of three-byte characters whose classes are
-/// held in registers (`HOT_PAGES`): Devanagari and Bengali, Thai and Lao, Japanese and
-/// Chinese punctuation and kana, full-width forms. Each page's two low bits are its slot, so
-/// they differ.
-pub(super) const HOT: [u8; 4] = {
-    let hot = [0x09, 0x0E, 0x30, 0xFF];
-    let mut seen = 0u8;
-    let mut k = 0;
-    while k < hot.len() {
-        seen |= 1 << (hot[k] & 3);
-        k += 1;
-    }
-    assert!(seen == 0b1111, "the hot pages' slots differ");
-    hot
-};
-
-/// The classes o200k's block path takes ([`blocks::wide_cased`](super::blocks::wide_cased)).
-const CASED: u8 = UP | LO | M | N | WS | OTHER;
-
-/// The bit planes of the block path's tables a character of class `class` is in. Not `cased`
-/// (gpt2, cl100k; [`blocks::wide`](super::blocks::wide)): plane 0 the letters, plane 1 the
-/// others. `cased` (o200k; [`blocks::wide_cased`](super::blocks::wide_cased)), with `up` the
-/// letters only upper-ish, `lo` only lower-ish, `both` in both classes (`Lm`, `Lo`), `other`
-/// the others that are not marks, and `mark` the marks: plane 0 is `up | both | mark`, plane 1
-/// `lo | both`, plane 2 `other | mark` (so three lookups tell the five apart). In none:
-/// numbers and whitespace.
-const fn planes(class: u8, cased: bool) -> u8 {
-    if !cased {
-        return (class & L != 0) as u8 | ((class & OTHER != 0) as u8) << 1;
-    }
-    match class & CASED {
-        UP => 0b001,
-        LO => 0b010,
-        OTHER => 0b100,
-        c if c == UP | LO => 0b011,
-        c if c == UP | LO | M | OTHER => 0b101,
-        _ => 0,
-    }
-}
-
-/// Sets bit `k` of `t`'s `K` planes where `code` has bit `plane` set: bit `k & 7` of byte
-/// `k >> 3`.
-const fn set_planes<const K: usize, const N: usize>(t: &mut [[u8; N]; K], k: usize, code: u8) {
-    let mut plane = 0;
-    while plane < K {
-        if code >> plane & 1 != 0 {
-            t[plane][k >> 3] |= 1 << (k & 7);
-        }
-        plane += 1;
-    }
-}
-
-/// The two-byte characters' planes (U+0080 to U+07FF; see [`planes`]): bit `cp & 7` of byte
-/// `cp >> 3` (the first 16 bytes, ASCII, are empty).
-const fn two_byte<const K: usize>(cased: bool) -> [[u8; 256]; K] {
-    let mut t = [[0u8; 256]; K];
-    let mut cp = 0x80;
-    while cp < 0x800 {
-        set_planes(&mut t, cp, planes(BLOCKS[block_entry(cp as u32)], cased));
-        cp += 1;
-    }
-    t
-}
-
-/// The `HOT` pages' planes: page `p`'s 256 bits at byte `32 * (p & 3)`, bit `cp & 7` of byte
-/// `(cp & 0xFF) >> 3` of them.
-const fn hot_pages<const K: usize>(cased: bool) -> [[u8; 128]; K] {
-    let mut t = [[0u8; 128]; K];
-    let mut k = 0;
-    while k < HOT.len() {
-        let mut low = 0;
-        while low < 256 {
-            let cp = ((HOT[k] as u32) << 8) | low as u32;
-            let code = planes(BLOCKS[block_entry(cp)], cased);
-            set_planes(&mut t, 256 * (HOT[k] as usize & 3) + low, code);
-            low += 1;
-        }
-        k += 1;
-    }
-    t
-}
-
-/// The three-byte characters' planes by runs of 64 code points whose classes are all in the
-/// same planes, and in some (U+0800 to U+FFFF: the CJK ideographs, Hangul syllables and Yi
-/// are letters; box drawing, arrows and Braille others): bit `(cp >> 6) & 7` of byte
-/// `cp >> 9`. The runs of U+0000 to U+07FF, and the mixed ones, are in no plane.
-const fn whole_runs<const K: usize>(cased: bool) -> [[u8; 128]; K] {
-    let mut t = [[0u8; 128]; K];
-    let mut run = 0x800 >> 6;
-    while run < 0x1_0000 >> 6 {
-        let code = planes(BLOCKS[block_entry(run << 6)], cased);
-        let mut cp = run << 6;
-        while cp < (run + 1) << 6 && planes(BLOCKS[block_entry(cp)], cased) == code {
-            cp += 1;
-        }
-        if cp == (run + 1) << 6 {
-            set_planes(&mut t, run as usize, code);
-        }
-        run += 1;
-    }
-    t
-}
-
-/// The two-byte letters, and others ([`blocks::wide`](super::blocks::wide)).
-pub(super) static TWO_BYTE: [[u8; 256]; 2] = two_byte(false);
-
-/// o200k's planes of the two-byte characters (see [`planes`]).
-pub(super) static TWO_BYTE_CASED: [[u8; 256]; 3] = two_byte(true);
-
-/// The `HOT` pages' letters and others ([`blocks::three_vbmi`](super::blocks::three_vbmi)).
-pub(super) static HOT_PAGES: [[u8; 128]; 2] = hot_pages(false);
-
-/// o200k's planes of the `HOT` pages.
-pub(super) static HOT_PAGES_CASED: [[u8; 128]; 3] = hot_pages(true);
-
-/// The runs of 64 three-byte code points all letters, and all others.
-pub(super) static WHOLE_RUNS: [[u8; 128]; 2] = whole_runs(false);
-
-/// o200k's planes of the runs of 64 three-byte code points all in the same ones.
-pub(super) static WHOLE_RUNS_CASED: [[u8; 128]; 3] = whole_runs(true);
 
 /// Class bits of an ASCII byte.
 #[inline(always)]
@@ -279,16 +163,16 @@ pub(super) fn upper_lanes(w: u64) -> u64 {
 
 /// Like [`run`], eight bytes at a time while they are ASCII: `lanes` marks the ASCII bytes of a
 /// word that are in `mask` (it must agree with the table on ASCII). A run's end costs one
-/// `trailing_zeros` instead of a mispredicted branch at a data-dependent byte. Measured on
-/// holmes.txt (gpt2): ~320 MB/s with [`run`] for letter runs, ~590 MB/s with this.
+/// `trailing_zeros` instead of a mispredicted branch at a data-dependent byte
+/// (docs/performance.md, 'Scanners').
 #[inline(always)]
 pub(super) fn run_swar(b: &[u8], mut i: usize, mask: u8, lanes: impl Fn(u64) -> u64) -> usize {
     loop {
         i = skip_ascii8(b, i, &lanes);
         // `i` holds a byte outside the ASCII part of the class, or is near the end. Stay on
-        // this path through non-ASCII text (measured: going back to the eight-byte test after
-        // every Cyrillic letter took ru.txt from ~560 to ~310 MB/s), and return to it after
-        // an ASCII byte of the class.
+        // this path through non-ASCII text (going back to the eight-byte test after every
+        // non-ASCII letter costs more than it saves: docs/performance.md, 'Scanners'), and
+        // return to it after an ASCII byte of the class.
         loop {
             match b.get(i) {
                 Some(&c) if c < 0x80 => {
@@ -354,8 +238,7 @@ pub(super) fn spaces(b: &[u8], mut i: usize) -> Spaces {
     let mut last = i;
     let mut after_crlf = 0;
     loop {
-        // Eight spaces or tabs at a time (long indents, a megabyte of spaces: o200k_base
-        // scanned those at ~1.2 GB/s one character at a time).
+        // Eight spaces or tabs at a time: long indents, a megabyte of spaces.
         while let Some(w) = b.get(i..).and_then(|r| r.first_chunk::<8>()) {
             if blank_lanes(u64::from_le_bytes(*w)) != HI {
                 break;

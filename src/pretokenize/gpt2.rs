@@ -10,9 +10,10 @@
 //!   possessive, so `$` before a final `\n` cannot match earlier), else all but its last
 //!   character (`\s+(?!\S)` backtracks one), else (a run of one) that character.
 
-use super::blocks::{common_limit, contractions, letter_run_at, prev, Masks};
+use super::blocks::rules::{common_limit, contractions, letter_run_at, prev};
+use super::blocks::Masks;
 use super::classes::{class_at, contraction_cs, letter_lanes, run, run_swar, spaces, L, N, OTHER};
-use super::Scanner;
+use super::scan::Scanner;
 
 /// The gpt2 scanner.
 pub(super) struct Gpt2;
@@ -37,7 +38,8 @@ impl Scanner for Gpt2 {
     }
 }
 
-/// The chunk starts of the block `w = b[i..i + 64]` (see `Scanner::block`). On ASCII a chunk
+/// The chunk starts of the block `w = b[i..i + 64]` (see `Scanner::block`). On the bytes the
+/// masks classify (ASCII, and the non-ASCII letters and others of `blocks::wide`) a chunk
 /// starts at a letter, digit or other whose previous byte is neither of its class nor a space
 /// (` ?\p{L}++` and the like take one space); at a whitespace byte after a non-whitespace, or
 /// the last of a run before a non-whitespace (`\s+(?!\S)`; line ends are whitespace like any
@@ -68,8 +70,8 @@ fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
 #[inline(always)]
 fn next(b: &[u8], i: usize) -> usize {
-    // The commonest chunk of prose and code first: a space and ASCII letters. Measured: +7% on
-    // holmes.txt and de.txt, -4% on hi.txt and zh.txt (where the test mostly fails).
+    // The commonest chunk of prose and code first: a space and ASCII letters (a gain on Latin
+    // text, a small loss where the test mostly fails: docs/performance.md, 'Scanners').
     if let Some(&[b' ', c1]) = b.get(i..i + 2) {
         if c1.is_ascii_alphabetic() {
             return run_swar(b, i + 2, L, letter_lanes);

@@ -1,12 +1,13 @@
-//! The instruction set a scanner's block path runs on, chosen once per call rather than per
-//! block: a zero-sized token per level, of which only [`Baseline`] can be made without
-//! checking the CPU, so holding an [`Avx2`], [`Avx512`] or [`Avx512Vbmi`] proves the CPU has
-//! its features.
-//! The encoder (`Encoder::encode_in_batches`) and the splitter (`Splitter::split_bounds`) pass
-//! the token of the copy they run, compiled with the same features, so every intrinsic below
-//! is inlined into that copy.
+//! What the scanners' block path gets from each instruction set (`crate::simd`'s tokens): a
+//! block's class masks, the leads of its characters of several bytes, their classes, and the
+//! positions of a mask's bits. The level is chosen once per call rather than per block: the
+//! encoder (`Encoder::encode_in_batches`) and the splitter (`Splitter::split_bounds`) pass the
+//! token of the copy they run, compiled with the same features, so every intrinsic below is
+//! inlined into that copy.
 
-use super::blocks::{self, Leads, Masks, BLOCK};
+use super::blocks::wide::{self, Leads};
+use super::blocks::{ascii, vbmi, Masks, BLOCK};
+use crate::simd::{Avx2, Avx512, Avx512Vbmi, Baseline};
 
 /// What a block path needs of the CPU: a block's class masks, and the positions of a mask's
 /// set bits.
@@ -17,39 +18,39 @@ pub trait Isa: Copy {
     /// The lead bytes of the block's characters of more than one byte.
     #[inline(always)]
     fn leads(self, block: &[u8; BLOCK]) -> Leads {
-        blocks::leads_swar(block)
+        wide::leads_swar(block)
     }
 
-    /// The block's non-ASCII characters classified into `m` ([`blocks::wide`]).
+    /// The block's non-ASCII characters classified into `m` ([`wide::wide`]).
     #[inline(always)]
     fn wide(self, block: &[u8; BLOCK], m: &mut Masks) {
-        blocks::wide(
+        wide::wide(
             block,
             m,
             self.leads(block),
-            blocks::one_by_one,
-            blocks::one_by_one,
+            wide::one_by_one,
+            wide::one_by_one,
         );
     }
 
     /// Whether [`Isa::wide_cased`] classes characters of three bytes all at once (else one
-    /// by one, which is slower than the per-character path: [`blocks::cased_head`]).
+    /// by one, which is slower than the per-character path: [`wide::cased_head`]).
     #[inline(always)]
     fn cased_three_at_once(self) -> bool {
         false
     }
 
-    /// The block's non-ASCII characters classified into `m` by case ([`blocks::wide_cased`];
+    /// The block's non-ASCII characters classified into `m` by case ([`wide::wide_cased`];
     /// `after_letter`: the byte before the block is a letter's).
     #[inline(always)]
     fn wide_cased(self, block: &[u8; BLOCK], m: &mut Masks, after_letter: bool) {
-        blocks::wide_cased(
+        wide::wide_cased(
             block,
             m,
             self.leads(block),
             after_letter,
-            blocks::none_two,
-            blocks::none_three,
+            wide::none_two,
+            wide::none_three,
         );
     }
 
@@ -76,75 +77,13 @@ pub const POSITIONS_PAST: usize = 16;
 /// Room [`Isa::positions`] needs: every bit of a mask set, and the junk past them.
 pub const POSITIONS_ROOM: usize = BLOCK + POSITIONS_PAST;
 
-/// The x86_64 baseline (SSE2 masks) or, on other targets, eight-byte words.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Baseline;
-
-/// AVX2, BMI1 and BMI2 (x86-64-v3).
-#[derive(Clone, Copy, Debug)]
-pub struct Avx2(());
-
-/// x86-64-v3 and AVX-512F and BW.
-#[derive(Clone, Copy, Debug)]
-pub struct Avx512(());
-
-/// [`Avx512`] and AVX-512 VBMI: characters of two and three bytes classed by bit tables
-/// ([`blocks::wide_vbmi`]). A token of its own, not a flag of [`Avx512`]'s, so that the copies
-/// of the scanner compiled for it inline those (`Encoder::encode_in_batches_v4_vbmi`).
-#[derive(Clone, Copy, Debug)]
-pub struct Avx512Vbmi(());
-
-impl Avx2 {
-    /// The token, if the CPU has the features.
-    #[inline]
-    pub fn detect() -> Option<Avx2> {
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2")
-            && std::is_x86_feature_detected!("bmi1")
-            && std::is_x86_feature_detected!("bmi2")
-            && std::is_x86_feature_detected!("lzcnt")
-            && std::is_x86_feature_detected!("popcnt")
-        {
-            return Some(Avx2(()));
-        }
-        None
-    }
-}
-
-impl Avx512 {
-    /// The token, if the CPU has the features.
-    #[inline]
-    pub fn detect() -> Option<Avx512> {
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw")
-            && Avx2::detect().is_some()
-        {
-            return Some(Avx512(()));
-        }
-        None
-    }
-}
-
-impl Avx512Vbmi {
-    /// The token, if the CPU has the features.
-    #[inline]
-    pub fn detect() -> Option<Avx512Vbmi> {
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx512vbmi") && Avx512::detect().is_some() {
-            return Some(Avx512Vbmi(()));
-        }
-        None
-    }
-}
-
 impl Isa for Baseline {
     #[inline(always)]
     fn masks(self, block: &[u8; BLOCK]) -> Masks {
         #[cfg(target_arch = "x86_64")]
-        return blocks::sse2(block);
+        return ascii::sse2(block);
         #[cfg(not(target_arch = "x86_64"))]
-        return blocks::swar(block);
+        return ascii::swar(block);
     }
 }
 
@@ -153,7 +92,7 @@ impl Isa for Avx2 {
     fn masks(self, block: &[u8; BLOCK]) -> Masks {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the token exists only where the CPU has AVX2.
-        return unsafe { blocks::avx2(block) };
+        return unsafe { ascii::avx2(block) };
         #[cfg(not(target_arch = "x86_64"))]
         return Baseline.masks(block);
     }
@@ -164,7 +103,7 @@ impl Isa for Avx512 {
     fn masks(self, block: &[u8; BLOCK]) -> Masks {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the token exists only where the CPU has AVX-512BW.
-        return unsafe { blocks::avx512(block) };
+        return unsafe { ascii::avx512(block) };
         #[cfg(not(target_arch = "x86_64"))]
         return Baseline.masks(block);
     }
@@ -178,7 +117,7 @@ impl Isa for Avx512 {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the token exists only where the CPU has AVX-512F and BW.
         unsafe {
-            blocks::padded_avx512(rest, pad)
+            ascii::padded_avx512(rest, pad)
         }
     }
 
@@ -189,7 +128,7 @@ impl Isa for Avx512 {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the token exists only where the CPU has AVX-512F and BW.
         unsafe {
-            blocks::leads_avx512(block)
+            wide::leads_avx512(block)
         }
     }
 
@@ -200,7 +139,7 @@ impl Isa for Avx512 {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the token exists only where the CPU has AVX-512F and BW (and BMI2).
         unsafe {
-            blocks::wide_avx512(block, m)
+            wide::wide_avx512(block, m)
         };
     }
 
@@ -211,7 +150,7 @@ impl Isa for Avx512 {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as for `wide`.
         unsafe {
-            blocks::wide_cased_avx512(block, m, after_letter)
+            wide::wide_cased_avx512(block, m, after_letter)
         };
     }
 
@@ -226,17 +165,17 @@ impl Isa for Avx512 {
 impl Isa for Avx512Vbmi {
     #[inline(always)]
     fn masks(self, block: &[u8; BLOCK]) -> Masks {
-        Avx512(()).masks(block)
+        self.avx512().masks(block)
     }
 
     #[inline(always)]
     fn padded(self, rest: &[u8], pad: u8) -> [u8; BLOCK] {
-        Avx512(()).padded(rest, pad)
+        self.avx512().padded(rest, pad)
     }
 
     #[inline(always)]
     fn leads(self, block: &[u8; BLOCK]) -> Leads {
-        Avx512(()).leads(block)
+        self.avx512().leads(block)
     }
 
     #[inline(always)]
@@ -246,7 +185,7 @@ impl Isa for Avx512Vbmi {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the token exists only where the CPU has AVX-512F, BW and VBMI (and BMI2).
         unsafe {
-            blocks::wide_vbmi(block, m)
+            vbmi::wide_vbmi(block, m)
         };
     }
 
@@ -262,13 +201,13 @@ impl Isa for Avx512Vbmi {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as for `wide`.
         unsafe {
-            blocks::wide_cased_vbmi(block, m, after_letter)
+            vbmi::wide_cased_vbmi(block, m, after_letter)
         };
     }
 
     #[inline(always)]
     fn positions(self, to: &mut [usize; POSITIONS_ROOM], base: usize, bits: u64) {
-        Avx512(()).positions(to, base, bits)
+        self.avx512().positions(to, base, bits)
     }
 }
 
@@ -290,9 +229,7 @@ fn eight_at_a_time(to: &mut [usize; POSITIONS_ROOM], base: usize, mut bits: u64)
 /// [`Isa::positions`] 16 bits at a time: each group's positions compressed into the low lanes
 /// of one register and stored as 16 `usize`s, the lanes past the group's count junk that the
 /// next group overwrites. Four groups whatever the number of bits. [`eight_at_a_time`]'s loop
-/// is worse under AVX-512: LLVM turns it into lane inserts. With the AVX-512 masks, gpt2 on
-/// the 0.25 MB of English (pure Rust, alternating runs): warm encode 5.06 -> 4.83 ns a chunk
-/// against the AVX2 copy, the scanner alone 1.68 -> 1.50.
+/// is worse under AVX-512: LLVM turns it into lane inserts (docs/performance.md, 'Scanners').
 ///
 /// # Safety
 /// The CPU has AVX-512F.

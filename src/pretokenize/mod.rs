@@ -1,31 +1,45 @@
 //! Pre-tokenization: cut text into chunks that BPE merges never cross.
 //!
 //! Named patterns (`gpt2`, `cl100k`, `o200k`) are tiktoken's pattern strings, run by
-//! hand-written scanners ([`gpt2`], [`cl100k`], [`o200k`]) whose chunks equal Python
+//! hand-written scanners (`gpt2`, `cl100k`, `o200k`) whose chunks equal Python
 //! `regex.findall` on every string, with the classes' Unicode data of tiktoken's engine
 //! (tests/test_pretokenize.py proves it with hypothesis, every code point in several contexts,
 //! and the shared corpora). The scanners read a table of character classes generated from
-//! that engine, fancy-regex ([`tables`], by scripts/gen_unicode_tables.py): `regex` ships newer
+//! that engine, fancy-regex (`tables`, by scripts/gen_unicode_tables.py): `regex` ships newer
 //! Unicode data, on which tiktoken's ids would differ (python/tokenmill/unicode_data.py).
-//! On ASCII text each scanner also has a block path: it finds all chunk starts of 64 bytes at
-//! once from class bitmasks ([`blocks`]) and stops where its rules end (non-ASCII, a few rare
-//! shapes), where the per-character path takes over; the Rust tests check the two paths
-//! against each other. Any other pattern runs on fancy-regex.
+//!
+//! Each scanner has two paths (`scan`): per character, and a block path that finds all chunk
+//! starts of 64 bytes at once from class bitmasks (`blocks`). The block path takes ASCII and
+//! the characters of other scripts its masks classify (all but numbers and whitespace for gpt2
+//! and cl100k; for o200k, letters by case, others and marks after letters), and stops where its
+//! rules end (an unclassified character, a few rare shapes), where the per-character path takes
+//! over; the tests check the two paths against each other. Any other pattern runs on fancy-regex
+//! (`regex`).
+//!
 //! The encoder takes chunks as their boundaries, a batch at a time
 //! ([`Splitter::split_bounds`]), so no `&str` is built per chunk. Splitting is lossless: text
 //! that a custom pattern does not match becomes a chunk of its own, so every byte of the input
-//! lands in exactly one chunk.
+//! lands in exactly one chunk. Where a text may be cut without changing its chunks is [`cut`].
 
 use crate::error::Error;
+use crate::simd::{self, Baseline, Best};
+#[cfg(target_arch = "x86_64")]
+use crate::simd::{Avx2, Avx512, Avx512Vbmi};
 
 mod blocks;
 mod cl100k;
 mod classes;
+pub mod cut;
 mod gpt2;
-pub(crate) mod isa;
+mod isa;
 mod o200k;
+mod regex;
+mod scan;
 #[rustfmt::skip]
 mod tables;
+
+pub use scan::BOUNDS;
+use scan::{scan, Sink};
 
 /// tiktoken's r50k/p50k/gpt2 pattern.
 pub const GPT2_PATTERN: &str =
@@ -113,16 +127,6 @@ enum Kind {
     Regex(Option<Named>, Box<fancy_regex::Regex>),
 }
 
-fn compile(pattern: &str) -> Result<fancy_regex::Regex, Error> {
-    fancy_regex::RegexBuilder::new(pattern)
-        .backtrack_limit(10_000_000)
-        .build()
-        .map_err(|e| Error::InvalidPattern {
-            pattern: pattern.to_string(),
-            message: e.to_string(),
-        })
-}
-
 impl Splitter {
     /// A splitter for a pattern name or any regex (see [`Named::parse`]).
     pub fn new(pattern: &str) -> Result<Splitter, Error> {
@@ -150,7 +154,7 @@ impl Splitter {
             });
         }
         Ok(Splitter {
-            kind: Kind::Regex(named, Box::new(compile(pattern)?)),
+            kind: Kind::Regex(named, Box::new(regex::compile(pattern)?)),
             pattern: pattern.to_string(),
         })
     }
@@ -188,7 +192,7 @@ impl Splitter {
         })?;
         match bad {
             None => Ok(()),
-            Some(at) => Err(internal_error(at)),
+            Some(at) => Err(scan::internal_error(at)),
         }
     }
 
@@ -202,22 +206,16 @@ impl Splitter {
     /// The block path runs on the best instruction set the CPU has, in a copy compiled for it.
     #[inline(always)]
     pub fn split_bounds(&self, text: &str, f: impl FnMut(&[usize])) -> Result<(), Error> {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(isa) = isa::Avx512Vbmi::detect() {
-            // SAFETY: the token proves the CPU has the function's features.
-            return unsafe { self.split_bounds_v4_vbmi(isa, text, f) };
+        match simd::best() {
+            // SAFETY (of each call): the token proves the CPU has the function's features.
+            #[cfg(target_arch = "x86_64")]
+            Best::Avx512Vbmi(isa) => unsafe { self.split_bounds_v4_vbmi(isa, text, f) },
+            #[cfg(target_arch = "x86_64")]
+            Best::Avx512(isa) => unsafe { self.split_bounds_v4(isa, text, f) },
+            #[cfg(target_arch = "x86_64")]
+            Best::Avx2(isa) => unsafe { self.split_bounds_v3(isa, text, f) },
+            _ => self.split_bounds_on(Baseline, text, f),
         }
-        #[cfg(target_arch = "x86_64")]
-        if let Some(isa) = isa::Avx512::detect() {
-            // SAFETY: the token proves the CPU has the function's features.
-            return unsafe { self.split_bounds_v4(isa, text, f) };
-        }
-        #[cfg(target_arch = "x86_64")]
-        if let Some(isa) = isa::Avx2::detect() {
-            // SAFETY: as above.
-            return unsafe { self.split_bounds_v3(isa, text, f) };
-        }
-        self.split_bounds_on(isa::Baseline, text, f)
     }
 
     /// [`Splitter::split_bounds_on`] compiled for x86-64-v3.
@@ -228,7 +226,7 @@ impl Splitter {
     #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
     unsafe fn split_bounds_v3(
         &self,
-        isa: isa::Avx2,
+        isa: Avx2,
         text: &str,
         f: impl FnMut(&[usize]),
     ) -> Result<(), Error> {
@@ -243,7 +241,7 @@ impl Splitter {
     #[target_feature(enable = "avx512f,avx512bw,avx2,bmi1,bmi2,lzcnt,popcnt")]
     unsafe fn split_bounds_v4(
         &self,
-        isa: isa::Avx512,
+        isa: Avx512,
         text: &str,
         f: impl FnMut(&[usize]),
     ) -> Result<(), Error> {
@@ -251,7 +249,7 @@ impl Splitter {
     }
 
     /// [`Splitter::split_bounds_on`] compiled for x86-64-v3 with AVX-512F, BW and VBMI: the
-    /// bit tables of characters of two and three bytes (`blocks::wide_vbmi`) inlined into the
+    /// bit tables of characters of two and three bytes (`blocks::vbmi::wide_vbmi`) inlined into the
     /// scan.
     ///
     /// # Safety
@@ -260,7 +258,7 @@ impl Splitter {
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx2,bmi1,bmi2,lzcnt,popcnt")]
     unsafe fn split_bounds_v4_vbmi(
         &self,
-        isa: isa::Avx512Vbmi,
+        isa: Avx512Vbmi,
         text: &str,
         f: impl FnMut(&[usize]),
     ) -> Result<(), Error> {
@@ -281,7 +279,7 @@ impl Splitter {
             Kind::Named(Named::Gpt2) => scan::<gpt2::Gpt2>(isa, text, &mut sink)?,
             Kind::Named(Named::Cl100k) => scan::<cl100k::Cl100k>(isa, text, &mut sink)?,
             Kind::Named(Named::O200k) => scan::<o200k::O200k>(isa, text, &mut sink)?,
-            Kind::Regex(_, re) => split_regex(re, text, &mut sink)?,
+            Kind::Regex(_, re) => regex::split(re, text, &mut sink)?,
         }
         sink.finish();
         Ok(())
@@ -306,392 +304,6 @@ impl Splitter {
         self.split(text, |c| out.push(c))?;
         Ok(out)
     }
-}
-
-/// Chunks per call of [`Splitter::split_bounds`]'s callback (a block can add up to 63 more).
-pub const BOUNDS: usize = 64;
-
-/// Boundaries gathered for [`Splitter::split_bounds`]: `at[..len]`, whose last entry is the
-/// start of the chunk being scanned (its end is not known yet).
-struct Sink<F> {
-    at: [usize; BOUNDS + 1 + isa::POSITIONS_ROOM],
-    len: usize,
-    f: F,
-}
-
-impl<F: FnMut(&[usize])> Sink<F> {
-    fn new(f: F) -> Sink<F> {
-        Sink {
-            at: [0; BOUNDS + 1 + isa::POSITIONS_ROOM],
-            len: 1,
-            f,
-        }
-    }
-
-    /// Add a boundary after the last. At most `BLOCK` pushes follow a `flush_if_full`, so the
-    /// index is in range.
-    #[inline(always)]
-    fn push(&mut self, end: usize) {
-        self.at[self.len] = end;
-        self.len += 1;
-    }
-
-    /// Add a boundary at `base + k` for each set bit `k` of `bits`, in order (after a
-    /// `flush_if_full`). `isa` writes them in fixed groups, past the last one too: room the
-    /// next pushes overwrite.
-    #[inline(always)]
-    fn push_bits(&mut self, isa: impl isa::Isa, base: usize, bits: u64) {
-        // `flush_if_full` after every push keeps `len <= BOUNDS`, and `at` has
-        // `BOUNDS + 1 + POSITIONS_ROOM`: the room is there.
-        match self
-            .at
-            .get_mut(self.len..)
-            .and_then(|r| r.first_chunk_mut())
-        {
-            Some(room) => {
-                isa.positions(room, base, bits);
-                self.len += bits.count_ones() as usize;
-            }
-            // Not reached; were it, one boundary at a time, flushing as needed.
-            None => {
-                let mut bits = bits;
-                while bits != 0 {
-                    self.flush_if_full();
-                    self.push(base + bits.trailing_zeros() as usize);
-                    bits &= bits - 1;
-                }
-            }
-        }
-    }
-
-    /// Hand out the boundaries once they hold `BOUNDS` chunks, keeping the last.
-    #[inline(always)]
-    fn flush_if_full(&mut self) {
-        if self.len > BOUNDS {
-            (self.f)(&self.at[..self.len]);
-            self.at[0] = self.at[self.len - 1];
-            self.len = 1;
-        }
-    }
-
-    fn finish(&mut self) {
-        if self.len > 1 {
-            (self.f)(&self.at[..self.len]);
-        }
-    }
-}
-
-/// The error for a scanner that did not step forward by whole characters (a bug; checked so
-/// that it can never loop forever or cut a character).
-fn internal_error(at: usize) -> Error {
-    Error::RegexRuntime {
-        message: format!("internal error: the scanner stopped at byte {at}"),
-    }
-}
-
-/// A hand-written scanner for one pattern.
-trait Scanner {
-    /// Whether the block path takes non-ASCII characters too ([`blocks::wide`]): for the
-    /// patterns whose classes do not depend on case.
-    const WIDE: bool = false;
-
-    /// For a `WIDE` scanner: whether its letter classes depend on case (o200k), so that its
-    /// blocks are classified by [`blocks::wide_cased`].
-    const CASED: bool = false;
-
-    /// For a `WIDE` scanner: if the chunk that starts `at` bytes into a block (masks `m`) is
-    /// a run of letters (of [`Scanner::run_letters`]), perhaps after a prefix, where in the
-    /// block its letters start.
-    fn letter_run(_m: &blocks::Masks, _at: u32) -> Option<u32> {
-        None
-    }
-
-    /// The letters a run of [`Scanner::letter_run`] goes on through.
-    #[inline(always)]
-    fn run_letters(m: &blocks::Masks) -> u64 {
-        m.letter()
-    }
-
-    /// Whether such a run ends at byte `k` of a block (masks `m`), the first after it that
-    /// is not in [`Scanner::run_letters`], a character the masks classify.
-    #[inline(always)]
-    fn run_ends_at(_m: &blocks::Masks, _k: u32) -> bool {
-        true
-    }
-
-    /// The end of such a run's chunk, which starts at `start`, where the masks cannot tell:
-    /// from `at`, a character they do not classify (or the text's last bytes).
-    #[inline(always)]
-    fn finish_run(b: &[u8], _start: usize, at: usize) -> usize {
-        classes::run_swar(b, at, classes::L, classes::letter_lanes)
-    }
-
-    /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary of the text
-    /// whose bytes are `b`).
-    fn next(b: &[u8], i: usize) -> usize;
-
-    /// The chunk starts in the 64 bytes `b[i..i + 64]`, whose class masks are `m`, where `i`
-    /// is a chunk start: bit `k` set iff a chunk starts at `i + k`, exact up to the highest
-    /// bit returned; bit 0 is always set (so `1` means "per character from here").
-    fn block(b: &[u8], i: usize, m: &blocks::Masks) -> u64;
-}
-
-/// Bytes taken per character before the block path is tried again (see `scan`).
-const SCALAR_AFTER: usize = blocks::BLOCK / 4;
-
-/// Drive a scanner over `text`, into `sink`.
-///
-/// Inlined into `split_bounds` with the scanner and the callback, so the whole loop is one
-/// function. Measured: passing the scanner as a `fn` item left a call to an `Fn::call` shim
-/// per chunk, not inlined; a trait's `#[inline(always)]` method is.
-#[inline(always)]
-fn scan<S: Scanner>(
-    isa: impl isa::Isa,
-    text: &str,
-    sink: &mut Sink<impl FnMut(&[usize])>,
-) -> Result<(), Error> {
-    let b = text.as_bytes();
-    let mut i = 0;
-    // The block path is not tried again before this position: after a block that gave little
-    // (non-ASCII text the scanner does not classify, a very long chunk), or one whose head
-    // fails the scanner's test (`ascii_head`, or `cased_head` for o200k), the next 16 bytes
-    // go per character. After a block that stopped short of a non-ASCII letter, 64 bytes per
-    // character had been too many for text with a few such letters: pure Rust, warm,
-    // o200k_base German 15.9 -> 13.2 ns a chunk, cl100k_base Spanish 13.2 -> 11.4, gpt2
-    // German 14.9 -> 13.2; English, code, Russian, Japanese and Hindi level.
-    let mut scalar_until = 0;
-    while i < b.len() {
-        if i >= scalar_until {
-            let Some(w) = b
-                .get(i..)
-                .and_then(|r| r.first_chunk::<{ blocks::BLOCK }>())
-            else {
-                // The last bytes, fewer than a block: their starts, then the rest (as a rule
-                // the last chunk) per character.
-                i = tail_step::<S>(isa, b, i, sink);
-                scalar_until = b.len();
-                continue;
-            };
-            if head::<S>(isa, w) {
-                let mut m = isa.masks(w);
-                // Two copies of the step: in the one for blocks without non-ASCII bytes
-                // the compiler knows the masks `wide` fills are empty, and drops what
-                // they add to the rules (measured: 7% of the scanner's time on code).
-                let (s, run) = if S::WIDE && m.hi != 0 {
-                    classify_wide::<S>(isa, w, &mut m, false);
-                    block_step::<S>(isa, b, i, &m, sink)
-                } else {
-                    block_step::<S>(isa, b, i, &m, sink)
-                };
-                if let Some(f) = run {
-                    // The last chunk starts early and is a run of letters (as most long
-                    // chunks of CJK text are): its end is found from these masks and the
-                    // next blocks', and the next block starts there.
-                    let end = letter_run_end::<S>(isa, b, s, i, f, m);
-                    if end <= s || !text.is_char_boundary(end) {
-                        return Err(internal_error(s));
-                    }
-                    sink.push(end);
-                    sink.flush_if_full();
-                    i = end;
-                    continue;
-                }
-                if s - i < blocks::BLOCK / 2 {
-                    scalar_until = s + SCALAR_AFTER;
-                }
-                i = s;
-                continue;
-            }
-            scalar_until = i + SCALAR_AFTER;
-        }
-        let end = S::next(b, i);
-        // `is_char_boundary` is false past the end.
-        if end <= i || !text.is_char_boundary(end) {
-            return Err(internal_error(i));
-        }
-        sink.push(end);
-        sink.flush_if_full();
-        i = end;
-    }
-    Ok(())
-}
-
-/// The non-ASCII characters of block `w` classified into its masks `m`, as a `WIDE`
-/// scanner's classes need: by case for o200k ([`blocks::wide_cased`]; `after_letter`: the
-/// byte before the block is a letter's), else not ([`blocks::wide`]).
-#[inline(always)]
-fn classify_wide<S: Scanner>(
-    isa: impl isa::Isa,
-    w: &[u8; blocks::BLOCK],
-    m: &mut blocks::Masks,
-    after_letter: bool,
-) {
-    if S::CASED {
-        isa.wide_cased(w, m, after_letter);
-    } else {
-        isa.wide(w, m);
-    }
-}
-
-/// Whether the block `w` takes the block path: blocks whose head the scanner cannot classify
-/// go per character at once.
-#[inline(always)]
-fn head<S: Scanner>(isa: impl isa::Isa, w: &[u8; blocks::BLOCK]) -> bool {
-    match (S::WIDE, S::CASED) {
-        (true, false) => true,
-        (true, true) => blocks::ascii_head(w) || blocks::cased_head(w, isa.cased_three_at_once()),
-        (false, _) => blocks::ascii_head(w),
-    }
-}
-
-/// The last `b.len() - i` bytes of the text (fewer than a block, `i` a chunk start) in
-/// [`scan`]: the chunk starts among them, to `sink`, from a block of them padded with line
-/// ends. Returns the last start (`i` if none); the chunks from it are left to the
-/// per-character path. Before, these bytes all went per character: a text of 16 characters
-/// (cl100k_base, pure Rust) took 68 ns to scan, now 55; documents of 200 characters 158 ->
-/// 138.
-///
-/// A line end after the text changes no chunk that ends before the text does, in any of the
-/// named patterns: it is whitespace, so a whitespace run that reaches the text's end (`\s++$`,
-/// `\s+(?!\S)`) goes on into the padding and ends no sooner; it is no letter, number or
-/// other, so no letter run, number group, contraction or prefix takes it; and an other run's
-/// `[\r\n]*` only takes it where the run reaches the text's end. So every start the block
-/// finds before the text's end is one of the text's. (A start at a byte past the block's
-/// `limit` is not reported, as in any block.) Padded with a letter or with `!` instead,
-/// `block_path_equals_per_character_path` fails.
-#[inline(always)]
-fn tail_step<S: Scanner>(
-    isa: impl isa::Isa,
-    b: &[u8],
-    i: usize,
-    sink: &mut Sink<impl FnMut(&[usize])>,
-) -> usize {
-    let rest = b.get(i..).unwrap_or_default();
-    if rest.len() >= blocks::BLOCK {
-        return i;
-    }
-    let w = isa.padded(rest, b'\n');
-    if !head::<S>(isa, &w) {
-        return i;
-    }
-    let mut m = isa.masks(&w);
-    if S::WIDE && m.hi != 0 {
-        classify_wide::<S>(isa, &w, &mut m, false);
-    }
-    // The starts inside the text; bit 0 is `i`.
-    let starts = S::block(&w, 0, &m) & !1 & ((1u64 << rest.len()) - 1);
-    sink.push_bits(isa, i, starts);
-    sink.flush_if_full();
-    i + (starts | 1).ilog2() as usize
-}
-
-/// One block of [`scan`]'s block path at `i`, with the block's masks `m`: its chunk starts go
-/// to `sink`. Returns the last start (`i` if none), and, for a `WIDE` scanner, if that start
-/// is in the block's first half and its chunk a run of letters, where the letters start.
-#[inline(always)]
-fn block_step<S: Scanner>(
-    isa: impl isa::Isa,
-    b: &[u8],
-    i: usize,
-    m: &blocks::Masks,
-    sink: &mut Sink<impl FnMut(&[usize])>,
-) -> (usize, Option<u32>) {
-    // The starts after bit 0 are chunk ends; the block stops before the non-ASCII bytes it
-    // has not classified, so they are character boundaries.
-    let starts = S::block(b, i, m) & !1;
-    // The last start (`i` if none: bit 0 is clear), from the mask itself, so the next
-    // block's position does not wait for the boundaries' writes.
-    let s = i + (starts | 1).ilog2() as usize;
-    sink.push_bits(isa, i, starts);
-    sink.flush_if_full();
-    let run = if S::WIDE && s - i < blocks::BLOCK / 2 {
-        S::letter_run(m, (s - i) as u32)
-    } else {
-        None
-    };
-    (s, run)
-}
-
-/// End of the chunk at `start` that is a run of letters ([`Scanner::letter_run`]: gpt2's and
-/// cl100k's `\p{L}++`, o200k's `Lo` and `Lm` letters) from `f` bytes into the block at `i`,
-/// whose masks (with [`blocks::wide`] or [`blocks::wide_cased`]) are `m`: the first byte
-/// after it not in [`Scanner::run_letters`], block by block, if the run ends there
-/// ([`Scanner::run_ends_at`]); where that is a character the masks leave unclassified
-/// before the block's last three bytes (or the text has less than a block left), or one
-/// where the run may not end, per character ([`Scanner::finish_run`]).
-#[inline(always)]
-fn letter_run_end<S: Scanner>(
-    isa: impl isa::Isa,
-    b: &[u8],
-    start: usize,
-    mut i: usize,
-    f: u32,
-    mut m: blocks::Masks,
-) -> usize {
-    let mut from = f;
-    loop {
-        let stop = !S::run_letters(&m) & (u64::MAX << from);
-        if stop != 0 {
-            let k = stop.trailing_zeros() as usize;
-            if m.hi >> k & 1 == 0 {
-                if S::run_ends_at(&m, k as u32) {
-                    return i + k;
-                }
-                return S::finish_run(b, start, i + k);
-            }
-            if k + 3 < blocks::BLOCK {
-                return S::finish_run(b, start, i + k);
-            }
-            // An unclassified character in the block's last three bytes, as a rule one the
-            // block cuts (so in two of three runs of CJK letters that cross a block's end):
-            // the next block starts with it, where going per character from it took the
-            // rest of the run per character.
-            i += k;
-        } else {
-            // Letters to the block's end, and its last character ends in it.
-            i += blocks::BLOCK;
-        }
-        let Some(w) = b
-            .get(i..)
-            .and_then(|r| r.first_chunk::<{ blocks::BLOCK }>())
-        else {
-            return S::finish_run(b, start, i);
-        };
-        m = isa.masks(w);
-        if m.hi != 0 {
-            // The run's letters reach the byte before it.
-            classify_wide::<S>(isa, w, &mut m, true);
-        }
-        from = 0;
-    }
-}
-
-fn split_regex(
-    re: &fancy_regex::Regex,
-    text: &str,
-    sink: &mut Sink<impl FnMut(&[usize])>,
-) -> Result<(), Error> {
-    let mut covered = 0;
-    for m in re.find_iter(text) {
-        let m = m.map_err(|e| Error::RegexRuntime {
-            message: e.to_string(),
-        })?;
-        if m.start() == m.end() {
-            continue;
-        }
-        // Matches are ascending, non-overlapping and on character boundaries; text between
-        // them is a chunk of its own.
-        if m.start() > covered {
-            sink.push(m.start());
-        }
-        sink.push(m.end());
-        sink.flush_if_full();
-        covered = m.end();
-    }
-    if text.len() > covered {
-        sink.push(text.len());
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -854,42 +466,6 @@ mod tests {
         }
     }
 
-    /// A scanner run without its block path.
-    struct PerChar<S>(std::marker::PhantomData<S>);
-
-    impl<S: Scanner> Scanner for PerChar<S> {
-        fn next(b: &[u8], i: usize) -> usize {
-            S::next(b, i)
-        }
-
-        fn block(_: &[u8], _: usize, _: &blocks::Masks) -> u64 {
-            1
-        }
-    }
-
-    /// The chunk boundaries of `text` by the block path and by the per-character path. The
-    /// block path on every instruction set the CPU has gives the same boundaries.
-    fn both_paths<S: Scanner>(text: &str) -> (Vec<usize>, Vec<usize>) {
-        fn bounds<S: Scanner>(isa: impl isa::Isa, text: &str) -> Vec<usize> {
-            let mut all = vec![0];
-            let mut sink = Sink::new(|at: &[usize]| all.extend_from_slice(&at[1..]));
-            scan::<S>(isa, text, &mut sink).unwrap();
-            sink.finish();
-            all
-        }
-        let blocks = bounds::<S>(isa::Baseline, text);
-        if let Some(isa) = isa::Avx2::detect() {
-            assert!(bounds::<S>(isa, text) == blocks, "AVX2 {text:?}");
-        }
-        if let Some(isa) = isa::Avx512::detect() {
-            assert!(bounds::<S>(isa, text) == blocks, "AVX-512 {text:?}");
-        }
-        if let Some(isa) = isa::Avx512Vbmi::detect() {
-            assert!(bounds::<S>(isa, text) == blocks, "AVX-512 VBMI {text:?}");
-        }
-        (blocks, bounds::<PerChar<S>>(isa::Baseline, text))
-    }
-
     /// The block path gives the per-character path's chunks: random text over the bytes its
     /// rules are about (runs of whitespace with and without line ends, contractions, digit
     /// runs, `/` after a line end, camelCase) with some non-ASCII characters among them.
@@ -928,11 +504,11 @@ mod tests {
                     }
                 })
                 .collect();
-            let (blocks, per_char) = both_paths::<gpt2::Gpt2>(&text);
+            let (blocks, per_char) = scan::tests::both_paths::<gpt2::Gpt2>(&text);
             assert_eq!(blocks, per_char, "gpt2 {text:?}");
-            let (blocks, per_char) = both_paths::<cl100k::Cl100k>(&text);
+            let (blocks, per_char) = scan::tests::both_paths::<cl100k::Cl100k>(&text);
             assert_eq!(blocks, per_char, "cl100k {text:?}");
-            let (blocks, per_char) = both_paths::<o200k::O200k>(&text);
+            let (blocks, per_char) = scan::tests::both_paths::<o200k::O200k>(&text);
             assert_eq!(blocks, per_char, "o200k {text:?}");
         }
     }
@@ -962,11 +538,11 @@ mod tests {
                 }
                 text += between[(next() % between.len() as u64) as usize];
             }
-            let (blocks, per_char) = both_paths::<gpt2::Gpt2>(&text);
+            let (blocks, per_char) = scan::tests::both_paths::<gpt2::Gpt2>(&text);
             assert_eq!(blocks, per_char, "gpt2 {text:?}");
-            let (blocks, per_char) = both_paths::<cl100k::Cl100k>(&text);
+            let (blocks, per_char) = scan::tests::both_paths::<cl100k::Cl100k>(&text);
             assert_eq!(blocks, per_char, "cl100k {text:?}");
-            let (blocks, per_char) = both_paths::<o200k::O200k>(&text);
+            let (blocks, per_char) = scan::tests::both_paths::<o200k::O200k>(&text);
             assert_eq!(blocks, per_char, "o200k {text:?}");
         }
     }
@@ -986,9 +562,9 @@ mod tests {
                 continue;
             };
             let results = [
-                ("gpt2", both_paths::<gpt2::Gpt2>(&text)),
-                ("cl100k", both_paths::<cl100k::Cl100k>(&text)),
-                ("o200k", both_paths::<o200k::O200k>(&text)),
+                ("gpt2", scan::tests::both_paths::<gpt2::Gpt2>(&text)),
+                ("cl100k", scan::tests::both_paths::<cl100k::Cl100k>(&text)),
+                ("o200k", scan::tests::both_paths::<o200k::O200k>(&text)),
             ];
             for (name, (blocks, per_char)) in results {
                 if blocks != per_char {
@@ -1085,8 +661,8 @@ mod throughput {
             .collect();
         let names = ["gpt2", "cl100k", "o200k"];
         let splitters: Vec<Splitter> = names.iter().map(|n| Splitter::new(n).unwrap()).collect();
-        // The machine is shared (and its two vCPUs may be SMT siblings), so single timings
-        // swing by 2x: interleave all cells in rounds and keep each cell's best.
+        // Single timings swing with other load on the machine: interleave all cells in rounds
+        // and keep each cell's best.
         let mut best = vec![f64::INFINITY; texts.len() * names.len()];
         for _ in 0..30 {
             for (t, (_, text)) in texts.iter().enumerate() {

@@ -19,15 +19,15 @@
 //! chunk, `AǅB's` too (via (3), ǅ being Lt). Whitespace runs go through their last `\r`/`\n`
 //! (`\s*[\r\n]+`), else to the end of the text, else give back their last character.
 
-use super::blocks::{
+use super::blocks::rules::{
     after_line_ends, common_limit, contractions, digit_groups, letter_run_at, prev, whole_chars,
-    Masks,
 };
+use super::blocks::Masks;
 use super::classes::{
     class_at, contraction_ci, lower_lanes, run, run_swar, skip_ascii, spaces, upper_lanes, CRLF,
     HI, L, LO, M, N, OTHER, UP,
 };
-use super::Scanner;
+use super::scan::Scanner;
 
 /// `U*W+` from `s`: `(end of the match of step 1, or None; end of the U-run)`.
 #[inline(always)]
@@ -39,8 +39,8 @@ fn word(b: &[u8], s: usize) -> (Option<usize>, usize) {
         .and_then(|x| x.first_chunk::<8>())
         .filter(|_| ascii)
     {
-        // ASCII fast path: `[A-Z]*[a-z]*` in these eight bytes. Measured on holmes.txt: +12%
-        // over the general loop below alone.
+        // ASCII fast path: `[A-Z]*[a-z]*` in these eight bytes (docs/performance.md,
+        // 'Scanners').
         let w = u64::from_le_bytes(*w);
         let u = (!upper_lanes(w) & HI).trailing_zeros() / 8;
         // Eight capitals: the U-run goes on, and has no W so far.
@@ -54,9 +54,8 @@ fn word(b: &[u8], s: usize) -> (Option<usize>, usize) {
                 return ((e > u).then_some(s + e as usize), p);
             }
             // A run that goes on past these eight bytes or into non-ASCII: the loop below
-            // takes it from the end of the capitals (measured: finishing a long small-letter
-            // run here with `run_swar` made de.txt 16% faster but hi.txt and zh.txt 8% slower,
-            // by code layout alone).
+            // takes it from the end of the capitals (finishing it here with `run_swar` trades
+            // Latin text's speed for other scripts': docs/performance.md, 'Scanners').
         }
     }
     let mut after_last_w = None;
@@ -152,7 +151,7 @@ impl Scanner for O200k {
 ///   before it takes it: `\s*[\r\n]+`, `[\r\n/]*`);
 /// - a digit after a non-digit, or three digits after a digit that starts a chunk.
 ///
-/// Non-ASCII letters come classed by [`super::blocks::wide_cased`]: those only upper-ish or
+/// Non-ASCII letters come classed by [`super::blocks::wide::wide_cased`]: those only upper-ish or
 /// lower-ish as capitals and small letters, those in both classes (`Lm`, `Lo`: Arabic, Hebrew;
 /// and a mark after a letter) in both masks. A run of them joins the word around it, and a
 /// capital after such a run ends the chunk if a small letter came before the run (the run

@@ -2,35 +2,27 @@
 //!
 //! Encoding into a buffer of ids and then building the list touches 12 bytes per id: 4 of ids,
 //! 8 of list items. On a first pass in a fresh process all of it is memory new to the process,
-//! and new memory is what this kind of virtual machine is slowest at (`buffers.rs`): the ids'
-//! 2 MiB pages were 20% of a first pass of o200k_base over 4 MB of code, the kernel zeroing
-//! them. Here the encoder writes its ids (4 bytes each) into the front of the list's own item
-//! array, and the ids are then turned into items (8 bytes each) in place, from the last back:
-//! item `i` covers bytes `8i..8i + 8`, past the ids `0..i` still to be read. Only the list's
-//! memory is ever touched.
+//! which is slow to come by (`runtime::buffers`): the kernel zeroes every page. Here the encoder
+//! writes its ids (4 bytes each) into the front of the list's own item array, and the ids are
+//! then turned into items (8 bytes each) in place, from the last back: item `i` covers bytes
+//! `8i..8i + 8`, past the ids `0..i` still to be read. Only the list's memory is ever touched.
 //!
 //! Only some lists are built this way (`in_place::builds_in_place`): room for every id a text
 //! can have is 8 bytes per byte of text, which glibc serves from memory new to the process
 //! (any request above its mmap threshold, which a freed list raises to that list's size and
 //! never above 32 MiB), while a list of exactly the ids' size ([`list_of`]) is served from the
-//! memory the previous list gave back. o200k_base over 4 MB of code into a list, encoded again
-//! and again in one process: built in place, 17.4 ms and 1,935 new pages every call; from the
-//! kept buffer of ids (`buffers.rs`), 12.5 ms and none from the third call on (Holmes 16.4 ->
-//! 12.5; medians of 4 processes). The first pass of a process, whose memory is all new either
-//! way, goes the other way: 36.5 against 42.0 ms on code, 34.0 against 36.3 on Holmes (medians
-//! of 6 fresh processes, the buffer's list then made by `PyList::new`), as in place it touches 8
-//! bytes per id instead of 12.
+//! memory the previous list gave back. So a long text's list is built in place on the first
+//! pass of a process, whose memory is all new either way, and from the kept buffer of ids
+//! after (docs/performance.md, 'Python boundary').
 //!
 //! The item array comes from `PyMem_Malloc`, the allocator a list frees its items with, and is
 //! given to the list once every item is in place. From 2 MiB on it is advised onto 2 MiB
 //! pages, as numpy advises its large arrays: a first pass writes all of it to memory new to
-//! the process, and 4 KiB pages took a fault each. o200k_base, first pass into a list (fresh
-//! processes, medians of 4-10): code 32.6 -> 28.4 ms, page faults 3,276 -> 1,478; Holmes
-//! 32.2 -> 29.2 ms. Where glibc serves the array from memory earlier lists gave back, the
-//! advice changes nothing (calls after the first: level within noise). CPython's lists keep
-//! their items that way (`ob_item`, `allocated`) in every version with a GIL; a free-threaded
-//! build allocates them otherwise, so there (and on PyPy or the limited API) the bindings build
-//! lists from a buffer of ids.
+//! the process, and 4 KiB pages take a fault each (docs/performance.md, 'Memory and pages').
+//! Where glibc serves the array from memory earlier lists gave back, the advice changes
+//! nothing. CPython's lists keep their items that way (`ob_item`, `allocated`) in every version
+//! with a GIL; a free-threaded build allocates them otherwise, so there (and on PyPy or the
+//! limited API) the bindings build lists from a buffer of ids.
 
 use crate::error::Error;
 use pyo3::marker::Ungil;
@@ -80,24 +72,20 @@ impl<'a, 'py> Ints<'a, 'py> {
     #[inline(always)]
     fn prefetch(&self, far: u32, near: u32) {
         if let Some(slot) = self.table.get(far as usize) {
-            crate::pages::prefetch(slot);
+            crate::runtime::pages::prefetch(slot);
         }
         if let Some(int) = self.table.get(near as usize).and_then(OnceLock::get) {
             // SAFETY: a live object (the table holds a reference); only its address is used.
-            crate::pages::prefetch(unsafe { &*int.as_ptr() });
+            crate::runtime::pages::prefetch(unsafe { &*int.as_ptr() });
         }
     }
 }
 
 /// How far ahead of the item being written a list's loops load an id's slot ([`Ints`]), and
 /// its int. The ints are shared by every list and stay where they were made, so a program that
-/// does other work between calls finds them out of the CPU's caches, and a list of 62,000 ids
-/// waited for each one in turn. The 0.25 MB of English into a list, o200k_base, each call
-/// after writing 64 MB elsewhere (medians of 25 calls): 203 MB/s without loading ahead, 273
-/// with the slot 64 ids ahead (the int 32), 283 with 128 (64); Holmes 301 -> 327 (64 ahead).
-/// Session 15 had tried 16 and 8 ids ahead, too near to hide a wait for memory, and found no
-/// gain. In a loop that does nothing but encode the same 0.25 MB again (every int in the
-/// caches): 418 -> 400.
+/// does other work between calls finds them out of the CPU's caches, and a long list would wait
+/// for each one in turn; nearer than this does not hide a wait for memory (docs/performance.md,
+/// 'Python boundary').
 const SLOT_AHEAD: usize = 128;
 /// How far ahead the int itself is loaded: its slot was loaded `SLOT_AHEAD - INT_AHEAD` items
 /// earlier.
@@ -140,8 +128,8 @@ mod in_place {
 
     /// Texts up to this many bytes have their lists built in place: room for all their ids (8
     /// bytes per byte, 96 KiB) is below glibc's lowest mmap threshold, 128 KiB, so it comes from
-    /// the heap like any list, and both ways measured level (a 43-character line: 866-876 ns in
-    /// place, 872-931 from a buffer).
+    /// the heap like any list, and both ways are as fast (docs/performance.md, 'Python
+    /// boundary').
     const SHORT_TEXT: usize = 12 << 10;
 
     /// Whether a long text's list has been built in place in this process yet.
@@ -175,7 +163,7 @@ mod in_place {
                 .ok_or_else(|| pyo3::exceptions::PyMemoryError::new_err(()))?;
             // Like numpy's large arrays: 2 MiB pages for the memory new to the process (see
             // the module doc).
-            crate::buffers::advise_huge_pages(ptr.as_ptr().cast(), bytes);
+            crate::runtime::buffers::advise_huge_pages(ptr.as_ptr().cast(), bytes);
             Ok(ItemArray { ptr, items })
         }
     }
@@ -228,7 +216,7 @@ mod in_place {
 
     /// The ids `encode` writes for a text of `bytes` bytes, as a Python list of the ints `int`
     /// gives (a new reference each); `Some(Err(e))` is the encoder's error. The GIL is released
-    /// while it runs. `None` for texts over `buffers::ALL_IDS_UP_TO` (room for an item per
+    /// while it runs. `None` for texts over `room::ALL_IDS_UP_TO` (room for an item per
     /// byte of those could be more memory than the machine will promise) and for long texts
     /// after the first ([`builds_in_place`]): the caller builds their list from a buffer of ids.
     pub(in crate::py) fn encode_into_list<'py>(
@@ -237,14 +225,14 @@ mod in_place {
         encode: impl Ungil + Send + FnOnce(&mut Vec<u32>) -> Result<(), Error>,
         ints: &Ints<'_, 'py>,
     ) -> PyResult<Option<Result<Bound<'py, PyList>, Error>>> {
-        if bytes > crate::buffers::ALL_IDS_UP_TO || !builds_in_place(bytes) {
+        if bytes > crate::encode::room::ALL_IDS_UP_TO || !builds_in_place(bytes) {
             return Ok(None);
         }
         // Room for every id the text can have, and as `u32`s for all the encoder may ask.
-        let room = crate::encode::room_for(bytes);
+        let room = crate::encode::room::room_for(bytes);
         let array = ItemArray::new(py, bytes.max(room.div_ceil(2)))?;
         let at = Room(array.ptr.as_ptr().cast(), array.items * 2);
-        let (done, n, moved) = super::super::detached(py, bytes, move || {
+        let (done, n, moved) = crate::py::gil::detached(py, bytes, move || {
             let at = at;
             // SAFETY: `at.1` u32s of writable memory, aligned for `*mut PyObject` and so for
             // `u32`. `ManuallyDrop`: never freed as a `Vec`. With `room_for`'s room the `Vec`

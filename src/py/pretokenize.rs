@@ -1,12 +1,10 @@
-//! Bindings for testing and measuring the pre-tokenizers: the regex engine forced onto a named
-//! pattern, chunk counts without building Python strings, and chunk boundaries of many short
-//! texts at once (for the exhaustive per-code-point test).
+//! The pre-tokenizers: chunks of a text under a pattern, the named patterns, and for tests and
+//! measurements the regex engine forced onto a named pattern, chunk counts without building
+//! Python strings, and chunk boundaries of many short texts at once (for the exhaustive
+//! per-code-point test).
 
-use super::to_py;
-// Re-exported because this module's name shadows `crate::pretokenize` inside `py`, where the
-// module function uses these.
-use crate::pretokenize::Splitter;
-pub(super) use crate::pretokenize::{Named, CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN};
+use super::errors::to_py;
+use crate::pretokenize::{Named, Splitter, CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN};
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -93,7 +91,31 @@ fn boundary_masks<'py>(
         .map_err(|e| to_py(py, e, None))
 }
 
-pub fn register(m: &Bound<PyModule>) -> PyResult<()> {
+/// Chunks of `text` under `pattern` (a pattern name or regex).
+#[pyfunction]
+fn split(py: Python<'_>, pattern: &str, text: &str) -> PyResult<Vec<String>> {
+    let splitter = Splitter::new(pattern).map_err(|e| to_py(py, e, None))?;
+    let chunks = py.detach(|| {
+        splitter
+            .chunks(text)
+            .map(|v| v.into_iter().map(str::to_string).collect())
+    });
+    chunks.map_err(|e| to_py(py, e, None))
+}
+
+/// The canonical name (`gpt2`, `cl100k`, `o200k`) of a pattern name or string, if it has one.
+#[pyfunction]
+fn pattern_name(pattern: &str) -> Option<&'static str> {
+    Named::parse(pattern).map(|n| n.name())
+}
+
+/// Adds the pre-tokenizers' functions and the named patterns to the module.
+pub(super) fn register(m: &Bound<PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(split, m)?)?;
+    m.add_function(wrap_pyfunction!(pattern_name, m)?)?;
+    m.add("GPT2_PATTERN", GPT2_PATTERN)?;
+    m.add("CL100K_PATTERN", CL100K_PATTERN)?;
+    m.add("O200K_PATTERN", O200K_PATTERN)?;
     m.add_function(wrap_pyfunction!(split_regex, m)?)?;
     m.add_function(wrap_pyfunction!(count_chunks, m)?)?;
     m.add_function(wrap_pyfunction!(boundary_masks, m)?)?;

@@ -5,15 +5,13 @@
 //! it hands out the text itself when it is all ASCII; otherwise it encodes it into a buffer of
 //! its own, copies that into a second, and attaches the copy to the `str` for as long as the
 //! `str` lives. For a long text met once, which is how a corpus is tokenized, that is two
-//! buffers of memory new to the process and a unit-at-a-time loop: measured in fresh processes
-//! (4 MB of code, 4-byte units: 5.3-6.2 ms and 1,898 page faults; Holmes, 2-byte units:
-//! 5.9-6.3 ms; the 24 languages: 21-22 ms), against 18-30 ms to encode the first two.
+//! buffers of memory new to the process and a unit-at-a-time loop, in time comparable to
+//! encoding the text (docs/performance.md, 'Python boundary').
 //!
 //! So a `str` that is not ASCII and has no UTF-8 attached yet is encoded here instead
-//! ([`code_units`](crate::code_units): 16 code points at a time where the CPU has AVX-512
-//! VBMI2), into a kept buffer (`buffers.rs`: on huge pages, and used again by the next call)
-//! when it is long. Documents of a thousand characters met once, one call each (cl100k_base,
-//! MB/s): Russian list 154 -> 231, numpy 175 -> 272; Japanese numpy 276 -> 411.
+//! ([`code_units`](super::code_units): 16 code points at a time where the CPU has AVX-512
+//! VBMI2), into a kept buffer (`runtime::buffers`: on huge pages, and used again by the next
+//! call) when it is long.
 //!
 //! What CPython would do is still done for a `str` met again: one
 //! of the last few converted here (same address and length) is handed to CPython, which
@@ -63,7 +61,7 @@ pub(super) fn utf8<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Utf8<'a>> {
 pub(super) struct Utf8Batch<'a> {
     /// Each text's UTF-8: in its `str` (alive for `'a`), or in `_buffer`.
     spans: Vec<(*const u8, usize)>,
-    _buffer: crate::buffers::Ids,
+    _buffer: crate::runtime::buffers::Ids,
     _texts: std::marker::PhantomData<&'a str>,
 }
 
@@ -90,8 +88,8 @@ pub(super) fn utf8_batch<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Utf8B
         let units: Vec<_> = texts.iter().map(converted::units_of).collect();
         let room: usize = units.iter().flatten().map(|u| u.room()).sum();
         let mut buffer = match room {
-            0 => crate::buffers::Ids::default(),
-            _ => crate::buffers::with_room(room.div_ceil(4)),
+            0 => crate::runtime::buffers::Ids::default(),
+            _ => crate::runtime::buffers::with_room(room.div_ceil(4)),
         };
         let bytes = converted::bytes_of(&mut buffer);
         let mut at = 0;
@@ -110,7 +108,7 @@ pub(super) fn utf8_batch<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Utf8B
     #[cfg(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14))]
     let (spans, buffer) = (
         texts.iter().map(from_cpython).collect::<PyResult<_>>()?,
-        crate::buffers::Ids::default(),
+        crate::runtime::buffers::Ids::default(),
     );
     Ok(Utf8Batch {
         spans,
@@ -121,18 +119,16 @@ pub(super) fn utf8_batch<'a>(texts: &'a [Bound<'_, PyString>]) -> PyResult<Utf8B
 
 #[cfg(not(any(Py_GIL_DISABLED, Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
 mod converted {
-    use crate::buffers::Ids;
-    use crate::code_units::{to_utf8, utf8_room};
+    use crate::py::code_units::{to_utf8, utf8_room};
+    use crate::runtime::buffers::Ids;
     use pyo3::ffi;
     use pyo3::prelude::*;
     use pyo3::types::PyString;
     use std::mem::MaybeUninit;
     use std::sync::Mutex;
 
-    /// Texts shorter than this many code points go to CPython. Converting here pays from
-    /// about 64 on: with the threshold at 64 Ki code points instead, documents of 200
-    /// characters (Russian, cl100k_base, one list each) ran at 127 MB/s against 171; at 16
-    /// characters, converting every text here was level or a little slower.
+    /// Texts shorter than this many code points go to CPython: converting here pays from about
+    /// 64 on (docs/performance.md, 'Python boundary').
     const LONG: usize = 64;
 
     /// A text converted to UTF-8 in a kept buffer (given back when dropped).
@@ -241,7 +237,7 @@ mod converted {
         if met_before((text.as_ptr() as usize, len, kind)) {
             return None;
         }
-        let mut buffer = crate::buffers::with_room(units.room().div_ceil(4));
+        let mut buffer = crate::runtime::buffers::with_room(units.room().div_ceil(4));
         let len = units.to_utf8(bytes_of(&mut buffer))?;
         Some(Converted { buffer, len })
     }

@@ -2,7 +2,8 @@
 //! for merges in batches, so it can draw a progress bar between calls. Every call releases the
 //! GIL; counting runs on a rayon pool of exactly `num_threads` threads.
 
-use super::{pool, to_py};
+use super::errors::to_py;
+use super::gil::pool;
 use crate::train::Trainer;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -81,4 +82,9 @@ impl CoreTrainer {
             .map(|m| (m.left, m.right, m.count))
             .collect()
     }
+}
+
+/// Adds the trainer's class to the module.
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<CoreTrainer>()
 }

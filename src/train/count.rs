@@ -6,9 +6,8 @@
 //! that threads count into their own maps, merged afterwards by taking the smallest first
 //! position: the result is the same for any number of threads and any way of cutting.
 
-use super::count_safe_cut;
 use crate::error::Error;
-use crate::pretokenize::Splitter;
+use crate::pretokenize::{cut, Splitter};
 use aho_corasick::AhoCorasick;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -39,7 +38,7 @@ impl ChunkCounter {
     /// the text before splitting, so they never become part of a chunk.
     pub fn new(pattern: &str, specials: &[String]) -> Result<ChunkCounter, Error> {
         let splitter = Splitter::new(pattern)?;
-        let specials = crate::encode::special_matcher(specials)?;
+        let specials = crate::specials::special_matcher(specials)?;
         Ok(ChunkCounter {
             splitter,
             specials,
@@ -68,7 +67,7 @@ impl ChunkCounter {
     /// rayon pool. No chunk spans two texts.
     pub fn feed<S: AsRef<str> + Sync>(&mut self, texts: &[S]) -> Result<(), Error> {
         // Cutting inside a text is only exact where the pattern cannot match across the cut;
-        // that is proven for the named patterns (see `count_safe_cut`), not for any regex.
+        // that is proven for the named patterns (`pretokenize::cut`), not for any regex.
         let may_cut = self.splitter.named().is_some();
         let mut pieces: Vec<(&str, u64)> = Vec::new();
         for text in texts {
@@ -92,7 +91,7 @@ impl ChunkCounter {
                 while at < end {
                     let mut stop = end;
                     if may_cut && end - at > 2 * PIECE {
-                        if let Some(cut) = count_safe_cut(text.as_bytes(), at + PIECE, end) {
+                        if let Some(cut) = cut::next_newline_cut(text.as_bytes(), at + PIECE, end) {
                             stop = cut;
                         }
                     }
@@ -105,9 +104,7 @@ impl ChunkCounter {
         }
         // One group of consecutive pieces per thread, of about equal bytes, each counted into
         // exactly one map. rayon's `fold` makes a map per split it decides on, and every map
-        // must then be merged into `counts` on one thread. (`tokenmill.train` on 20 MB of
-        // English to 300 tokens, nearly all counting: 0.17 s on one thread, 0.11-0.12 s on two,
-        // once the pool's workers no longer woke on one CPU; see `threads.rs`.)
+        // must then be merged into `counts` on one thread (docs/performance.md, 'Training').
         let threads = rayon::current_num_threads().max(1);
         let total: usize = pieces.iter().map(|(p, _)| p.len()).sum();
         let mut groups: Vec<&[(&str, u64)]> = Vec::with_capacity(threads);
@@ -124,7 +121,7 @@ impl ChunkCounter {
         let maps = groups
             .into_par_iter()
             .map(|group| {
-                crate::threads::settle();
+                crate::runtime::threads::settle();
                 let mut map = FxHashMap::<&str, Seen>::default();
                 let mut n = 0u64;
                 for &(piece, base) in group {
@@ -138,7 +135,7 @@ impl ChunkCounter {
                             .and_modify(|s| s.count += 1)
                             .or_insert(Seen { count: 1, first });
                     })?;
-                    // Byte offsets inside a word are u32 (see merge.rs).
+                    // Byte offsets inside a word are u32 (see `train::merge`).
                     if longest >= u32::MAX as usize {
                         return Err(Error::InvalidTraining {
                             message: format!(

@@ -16,13 +16,10 @@
 //! postings are in word order (words are visited in order), so a cursor walks forward to the
 //! next word that still holds the pair.
 //!
-//! Measured (cl100k, 32,768 tokens, one thread, the 31.5 MB stdlib code corpus with 119 k
-//! distinct words): building the pair index takes 0.03 s, the 32,512 merges 0.3-0.5 s of CPU
-//! (the range is this shared machine's noise).
-//! They pop the heap 80 k times (2.5 per merge: lazy invalidation is cheap), visit 698 k
-//! words that hold the merged pair and 549 k stale postings (words that lost the pair to an
-//! earlier merge; pruning them would cost a search per loss, skipping one costs a scan of a
-//! short word), and recompute 41 k first positions, scanning 5 words each on average.
+//! Postings are not pruned when a word loses a pair to another merge: pruning would cost a
+//! search per loss, while skipping a stale posting costs a scan of a short word. The heap is
+//! popped a few times per merge, and first positions are recomputed by scanning a few words
+//! (docs/performance.md, 'Training').
 
 use rustc_hash::FxHashMap;
 use std::cmp::{Ordering, Reverse};
@@ -74,11 +71,8 @@ impl PartialOrd for Entry {
 }
 
 /// All words in one buffer, in order of first occurrence. Words only shrink, so a merged word
-/// is written back in place, with no allocation per word (119 k words for the code corpus).
-/// Measured against a `Vec` per word: callgrind counts the same instructions for the merges
-/// (767 M, English 20 MB to 32,768) and 8% more D1 misses (11.4 M vs 10.6 M); a first
-/// wall-clock gain (0.41 -> 0.29 s CPU on the code corpus) did not reproduce on this noisy
-/// shared machine, so it is no reason either way.
+/// is written back in place, with no allocation per word. (Against a `Vec` per word, neither
+/// is clearly faster: docs/performance.md, 'Training'.)
 #[derive(Debug, Default)]
 struct Words {
     syms: Vec<u32>,
@@ -261,12 +255,10 @@ impl Merger {
     ///
     /// Only pairs that touch a merge site change, and byte offsets do not move, so one pass
     /// finds the sites and the rest is local: the old pairs just before, at and just after
-    /// each site are gone, the pairs on either side of each new `x` are new. Measured against
-    /// listing every pair of the old and the new word and diffing the lists, with callgrind
-    /// (wall-clock differences were within this shared machine's noise): the merges of 20 MB
-    /// of English to 32,768 tokens went from 768 M to 639 M instructions. A word of n symbols
-    /// still costs one scan per merge that touches it, like every BPE trainer that merges per
-    /// word.
+    /// each site are gone, the pairs on either side of each new `x` are new; fewer instructions
+    /// than diffing the lists of every pair of the old and the new word (docs/performance.md,
+    /// 'Training'). A word of n symbols still costs one scan per merge that touches it, like
+    /// every BPE trainer that merges per word.
     fn merge_word(
         &mut self,
         w: u32,

@@ -23,29 +23,6 @@ pub use merge::{Merge, Merger};
 
 use crate::error::Error;
 
-/// The first position at or after `from` (and before `end`) where a text may be cut without
-/// changing the chunks of a named pattern: right after a `\n` that follows a printable ASCII
-/// character (not whitespace) and precedes an ASCII letter or digit.
-///
-/// Why that is safe: no alternative of the gpt2, cl100k or o200k patterns matches a newline
-/// followed by a letter or digit (a letter may follow one optional non-newline character or a
-/// space; a newline ends a chunk or is followed by more whitespace, or `/` in o200k). The left
-/// part then ends in a newline, where `\s++$` (gpt2, cl100k) matches at the new end of text:
-/// with a non-space before the newline that is the lone `\n`, as in the whole text. A newline
-/// after other whitespace is *not* safe: gpt2 splits `"  \nb"` into `"  "`, `"\n"`, `"b"`,
-/// but `"  \n"` at the end of a text into one chunk (`\s++$`).
-pub fn count_safe_cut(text: &[u8], from: usize, end: usize) -> Option<usize> {
-    (from.max(2)..end.min(text.len())).find(|&i| cut_after_newline(text, i))
-}
-
-/// Whether `text` may be cut at `i` (`2 <= i < text.len()`) by the rule of
-/// [`count_safe_cut`]: a `\n` after a printable ASCII character, before an ASCII letter or
-/// digit.
-#[inline]
-pub(crate) fn cut_after_newline(text: &[u8], i: usize) -> bool {
-    text[i - 1] == b'\n' && text[i].is_ascii_alphanumeric() && text[i - 2].is_ascii_graphic()
-}
-
 /// Counting, then merging: feed the texts in order, then ask for merges.
 #[derive(Debug)]
 pub struct Trainer {
@@ -131,31 +108,6 @@ impl Trainer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn safe_cut_is_after_a_newline_before_alphanumeric() {
-        assert_eq!(count_safe_cut(b"ab\nc\n\nd", 0, 7), Some(3));
-        assert_eq!(count_safe_cut(b"ab\n\nc \nd", 0, 8), None);
-        assert_eq!(count_safe_cut(b"ab\n\n c", 0, 6), None);
-    }
-
-    #[test]
-    fn cutting_at_safe_places_keeps_the_chunks_of_every_named_pattern() {
-        let text = "Hello, world!\nIt's 2024.\n\nNew  \nline\tend\t\nx \n\n1 2\r\nok!\n/path\n\u{e9}t\u{e9}\n\u{a0}\nZ";
-        let b = text.as_bytes();
-        for pattern in ["gpt2", "cl100k", "o200k"] {
-            let s = crate::pretokenize::Splitter::new(pattern).unwrap();
-            let whole = s.chunks(text).unwrap();
-            let mut at = 0;
-            while let Some(cut) = count_safe_cut(b, at + 1, b.len()) {
-                let mut parts = s.chunks(&text[..cut]).unwrap();
-                parts.extend(s.chunks(&text[cut..]).unwrap());
-                assert_eq!(parts, whole, "{pattern} cut at {cut}");
-                at = cut;
-            }
-            assert!(at > 0);
-        }
-    }
 
     #[test]
     fn same_merges_however_texts_are_fed() {

@@ -1,9 +1,8 @@
-//! Buffers for the ids of a text: sized so that they never grow, on huge pages, and used again.
+//! Buffers for ids: on huge pages, and used again.
 //!
-//! In this project's virtual machine every page of memory new to the process is expensive: a
-//! 4 KiB page fault costs about 2.4 us (filling 2 MB one page at a time: 1.1-1.3 ms), and even
-//! on 2 MiB pages the kernel's zeroing ran at about 2 GB/s (31 MB of ids for gpt2 on the 24
-//! languages: 15 ms, against about 40 ms to encode them on 2 threads). So:
+//! Memory new to the process is expensive: every 4 KiB page is a fault, and even 2 MiB pages
+//! must be zeroed by the kernel, at a cost comparable to encoding the ids that fill them
+//! (docs/performance.md, 'Memory and pages'). So:
 //! - a buffer of 2 MiB or more is a mapping of its own, advised `MADV_HUGEPAGE` ([`with_room`]);
 //! - buffers are handed out as [`Ids`], which give them back when dropped (the Python bindings
 //!   make one the owner of a numpy array's data, so this happens when the array is freed), and
@@ -13,8 +12,7 @@
 //! The Python bindings also take one as room for a long text they convert to UTF-8
 //! (`py/text.rs`), viewed as bytes, and give it back once the text is encoded.
 
-use crate::pages::HUGE_PAGE;
-use std::cell::Cell;
+use super::pages::HUGE_PAGE;
 use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard};
 
@@ -61,60 +59,6 @@ impl Drop for Ids {
     }
 }
 
-/// Texts up to this size get room for all the ids they can have (`for_text`).
-pub const ALL_IDS_UP_TO: usize = 256 << 20;
-
-/// Room for the ids of a text of `bytes` bytes, all of them (`encode::room_for`), so the buffer
-/// never grows (room never written costs no memory). A buffer sized for English (a quarter of
-/// the bytes) grew twice for gpt2 on the multilingual files (0.68 ids per byte), and each
-/// larger one was faulted in again on 4 KiB pages: 140 -> 170 MB/s from Python once sized for
-/// all. Texts over `ALL_IDS_UP_TO` get room for half their bytes instead, and grow if they need
-/// more: an allocation of many times the machine's memory may be refused.
-pub fn for_text(bytes: usize) -> Ids {
-    with_room(if bytes <= ALL_IDS_UP_TO {
-        crate::encode::room_for(bytes)
-    } else {
-        bytes / 2
-    })
-}
-
-/// Texts up to this many bytes are encoded into a buffer their thread keeps
-/// ([`exact_for_text`]).
-#[cfg_attr(not(feature = "python"), allow(dead_code))]
-const SCRATCH_TEXT: usize = 64 << 10;
-
-thread_local! {
-    /// The buffer of [`exact_for_text`], taken out while in use.
-    static SCRATCH: Cell<Vec<u32>> = const { Cell::new(Vec::new()) };
-}
-
-/// The ids `fill` writes for a text of `bytes` bytes (onto an empty buffer with
-/// [`for_text`]'s room), in a buffer of their own size if the text is short.
-///
-/// A short text is encoded into a buffer this thread keeps, and its ids copied out. Room for
-/// all the ids a text can have is 8 KiB more than its bytes (`encode::room_for`), and a batch
-/// of many short texts allocated that for each, on its threads, to be freed on Python's:
-/// glibc gave the memory back to the kernel and faulted it in again on every call (a batch of
-/// 15,608 texts of 16 characters on 2 threads: page faults were most of the time, and 2
-/// threads ran at a quarter of the speed of one).
-#[cfg_attr(not(feature = "python"), allow(dead_code))]
-pub fn exact_for_text<E>(
-    bytes: usize,
-    fill: impl FnOnce(&mut Vec<u32>) -> Result<(), E>,
-) -> Result<Ids, E> {
-    if bytes > SCRATCH_TEXT {
-        let mut out = for_text(bytes);
-        fill(&mut out)?;
-        return Ok(out);
-    }
-    let mut scratch = SCRATCH.try_with(Cell::take).unwrap_or_default();
-    scratch.clear();
-    scratch.reserve(crate::encode::room_for(bytes));
-    let ids = fill(&mut scratch).map(|()| Ids(scratch.to_vec()));
-    let _ = SCRATCH.try_with(|kept| kept.set(scratch));
-    ids
-}
-
 /// An empty buffer with room for `n` ids. From 2 MiB of room on, it is a kept buffer with
 /// that room if there is one, else a fresh mapping on huge pages.
 pub fn with_room(n: usize) -> Ids {
@@ -127,8 +71,8 @@ pub fn with_room(n: usize) -> Ids {
     }
     // glibc serves a request of `ALWAYS_MAPPED` or more with a mapping of its own. Below it,
     // it may carve the buffer out of heap it gave back to the OS earlier and fill it one 4 KiB
-    // page fault at a time (40-50 ms of kernel time per call for one text on 2 threads here),
-    // so smaller buffers ask for that much room: unwritten room costs nothing.
+    // page fault at a time (docs/performance.md, 'Memory and pages'), so smaller buffers ask
+    // for that much room: unwritten room costs nothing.
     Ids(advised(n.max(ALWAYS_MAPPED / 4)))
 }
 
@@ -222,10 +166,6 @@ mod tests {
     // never take or drop each other's buffers.
     #[test]
     fn buffers_have_room_come_back_when_dropped_and_not_after_into_vec() {
-        for bytes in [0, 1, 1000, 5 << 20] {
-            let v = for_text(bytes);
-            assert!(v.is_empty() && v.capacity() > bytes);
-        }
         for n in [
             0,
             1,
@@ -250,37 +190,6 @@ mod tests {
         assert_eq!((again.as_ptr(), again.capacity(), again.len()), (at, n, 0));
         let v = again.into_vec();
         assert_ne!(with_room(n).as_ptr(), v.as_ptr());
-    }
-
-    #[test]
-    fn exact_buffers_hold_what_was_written_and_errors_pass_through() {
-        for bytes in [0, 16, SCRATCH_TEXT, SCRATCH_TEXT + 1] {
-            let ids = exact_for_text(bytes, |out: &mut Vec<u32>| -> Result<(), ()> {
-                // The room of `for_text`, so the encoder never grows the buffer.
-                assert!(out.is_empty() && out.capacity() >= crate::encode::room_for(bytes));
-                // Called inside another's fill (as a re-entered encode would be).
-                let inner = exact_for_text(3, |o: &mut Vec<u32>| -> Result<(), ()> {
-                    o.extend([7, 8, 9]);
-                    Ok(())
-                });
-                assert_eq!(inner.as_deref(), Ok(&vec![7, 8, 9]));
-                out.extend(0..bytes as u32 / 4);
-                Ok(())
-            })
-            .expect("no error");
-            assert!(ids.iter().copied().eq(0..bytes as u32 / 4));
-            if bytes <= SCRATCH_TEXT {
-                assert_eq!(ids.capacity(), ids.len(), "a buffer of its own size");
-            }
-        }
-        let failed = exact_for_text(16, |out| {
-            out.push(1);
-            Err("bad")
-        });
-        assert_eq!(failed.map(Ids::into_vec), Err("bad"));
-        // The thread's buffer is emptied before the next text.
-        let next = exact_for_text(16, |_| Ok::<(), ()>(()));
-        assert_eq!(next.map(Ids::into_vec), Ok(vec![]));
     }
 
     #[test]

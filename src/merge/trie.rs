@@ -1,19 +1,16 @@
-//! A byte trie of all tokens, laid out for the long-chunk search: the longest token starting
+//! A byte trie of all tokens, laid out for the long path's search: the longest token starting
 //! at a position is found with one table read for the first two bytes and one probe of a flat
-//! open-addressing table per further byte.
+//! open-addressing table per further byte. Nodes that spell a token are numbered by the token's
+//! rank, so no second array maps nodes to tokens.
 //!
 //! The trie is cut into *buckets*, one per first two bytes, each built the first time a walk
-//! enters it. A first pass over 1 MB of `a` or of spaces needs one bucket; building all of
-//! o200k_base's trie up front took 24-37 ms of that pass's 38-82 ms (12-26 MB/s), which ran at
-//! 110-165 MB/s once the trie existed. Grouping the tokens by their first two bytes, the only
-//! work left up front, is a counting sort.
+//! enters it: a first pass over 1 MB of `a` or of spaces needs one bucket, and building the
+//! whole trie up front would take most of that pass (docs/performance.md, 'Merge algorithms').
+//! Grouping the tokens by their first two bytes, the only work left up front, is a counting
+//! sort.
 //!
-//! Measured on 1 MB of random lowercase letters with o200k_base: a trie in a `HashMap` with a
-//! separate node -> token array spent 60% of the search in hash probing and ran at 3 MB/s;
-//! this layout (nodes that spell a token are numbered by the token's rank, so no second array)
-//! is what the search uses now. Every step of a walk is a dependent random read of a bucket's
-//! table, so it is sized to twice its real number of entries: its size decides whether the
-//! reads hit L3.
+//! Every step of a walk is a dependent random read of a bucket's table, so it is sized to
+//! twice its real number of entries: its size decides whether the reads hit L3.
 
 use crate::vocab::Vocab;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -51,8 +48,8 @@ struct Bucket {
     deeper: Box<[u64]>,
     mask: usize,
     /// The bucket's longest token (its bytes after the first two, and its rank): a text that
-    /// starts with it needs no walk. A run of spaces walked 128 nodes deep per token with
-    /// o200k_base, a third of a first pass over 1 MB of them.
+    /// starts with it needs no walk (a run of spaces would walk 128 nodes deep per token with
+    /// o200k_base).
     longest: Box<[u8]>,
     longest_rank: u32,
 }
@@ -294,4 +291,44 @@ fn slot(key: u64, mask: usize) -> usize {
 /// Length of the common prefix of two byte strings.
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Rng;
+    use crate::vocab::testing;
+
+    #[test]
+    fn trie_finds_the_longest_token_and_the_longest_proper_prefix() {
+        let mut rng = Rng(4242);
+        for round in 0..20 {
+            let merges = 20 + rng.below(300);
+            let vocab = testing::random(&mut rng, merges);
+            let trie = Trie::new(&vocab).unwrap();
+            let longest = |s: &[u8]| (1..=s.len()).rev().find_map(|n| vocab.rank(&s[..n]));
+            let random_walks = |trie: &Trie, rng: &mut Rng, n: usize| {
+                for _ in 0..n {
+                    let len = 1 + rng.below(30);
+                    let s = rng.text(b"abc ", len);
+                    assert_eq!(trie.longest(&vocab, &s), longest(&s));
+                }
+            };
+            // Buckets are built by the walks that enter them: first a few, in any order.
+            random_walks(&trie, &mut rng, round % 4);
+            // A copy keeps the buckets built so far and builds the others itself.
+            let trie = if round % 2 == 0 { trie.clone() } else { trie };
+            for rank in 0..vocab.len() as u32 {
+                let t = vocab.token(rank);
+                assert_eq!(trie.longest(&vocab, t), Some(rank), "token {rank}");
+                let want = if t.len() < 2 {
+                    None
+                } else {
+                    longest(&t[..t.len() - 1])
+                };
+                assert_eq!(trie.next_prefix(rank), want.unwrap_or(NONE), "token {rank}");
+            }
+            random_walks(&trie, &mut rng, 200);
+        }
+    }
 }

@@ -3,19 +3,14 @@
 //!
 //! The Python bindings use it to read a long `str` that is not all ASCII without asking
 //! CPython for its UTF-8 (`py/text.rs` says why). With AVX-512 VBMI2, 16 units at a time of
-//! any lengths (`simd::to_utf8_avx512`); with AVX2, 8 at a time, packed by table-driven byte
-//! shuffles (`simd::to_utf8_avx2`); elsewhere runs of ASCII are narrowed 16 units at a time
+//! any lengths (`x86::to_utf8_avx512`); with AVX2, 8 at a time, packed by table-driven byte
+//! shuffles (`x86::to_utf8_avx2`); elsewhere runs of ASCII are narrowed 16 units at a time
 //! and the rest go one by one, each unit's bytes built without a branch on their length
-//! (`utf8_word`).
-//!
-//! Measured from Python (cl100k_base `encode_to_numpy` on a fresh equal `str` less on the same
-//! one, best of 30), ns a character: Japanese 4.1 -> 0.43 (scalar 2-3.5), Russian 4.5 -> 0.4
-//! (scalar 3.7), Hindi 6.1 -> 0.42 (scalar 3.4), Holmes (2-byte units, mostly ASCII) 0.26 ->
-//! 0.20. Before, converting took as long as encoding for Russian and Hindi. The conversion
-//! alone (`tests::throughput`), ns a character, scalar / AVX2 / AVX-512: Russian 6.0 / 1.2 /
-//! 0.35, Japanese 5.4 / 1.1 / 0.32, Hindi 6.0 / 1.1 / 0.32, emoji (UCS-4) 1.7 / 0.4 / 0.3,
-//! Holmes 0.21 / 0.20 / 0.15.
+//! (`utf8_word`). The wider ways convert several times faster than the scalar one, which was
+//! as slow as encoding the text (docs/performance.md, 'Python boundary').
 
+#[cfg(target_arch = "x86_64")]
+use crate::simd::{Avx2, Avx512Vbmi2};
 use std::mem::MaybeUninit;
 
 /// A code unit of one of CPython's kinds.
@@ -52,12 +47,14 @@ pub fn to_utf8<T: CodeUnit>(units: &[T], out: &mut [MaybeUninit<u8>]) -> Option<
     assert!(out.len() >= utf8_room::<T>(units.len()));
     #[cfg(target_arch = "x86_64")]
     {
-        let (i, n) = match *simd::LEVEL {
+        let (i, n) = if Avx512Vbmi2::detect().is_some() {
             // SAFETY: the CPU has the features `to_utf8_avx512` is compiled for.
-            simd::Level::Avx512 => unsafe { simd::to_utf8_avx512(units, out) }?,
+            unsafe { x86::to_utf8_avx512(units, out) }?
+        } else if Avx2::detect().is_some() {
             // SAFETY: the CPU has the features `to_utf8_avx2` is compiled for.
-            simd::Level::Avx2 => unsafe { simd::to_utf8_avx2(units, out) }?,
-            simd::Level::None => (0, 0),
+            unsafe { x86::to_utf8_avx2(units, out) }?
+        } else {
+            (0, 0)
         };
         to_utf8_scalar(units, out, i, n)
     }
@@ -131,7 +128,7 @@ fn utf8_word(c: u32) -> Option<(u32, usize)> {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod simd {
+mod x86 {
     use super::CodeUnit;
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
@@ -157,29 +154,6 @@ mod simd {
             (two, three, four)
         }};
     }
-
-    /// The best way the CPU has.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub(super) enum Level {
-        Avx512,
-        Avx2,
-        None,
-    }
-
-    /// The way [`super::to_utf8`] takes, found once.
-    pub(super) static LEVEL: std::sync::LazyLock<Level> = std::sync::LazyLock::new(|| {
-        if std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw")
-            && std::is_x86_feature_detected!("avx512vbmi2")
-            && std::is_x86_feature_detected!("popcnt")
-        {
-            Level::Avx512
-        } else if std::is_x86_feature_detected!("avx2") {
-            Level::Avx2
-        } else {
-            Level::None
-        }
-    });
 
     /// The 16 units from `p`, each widened to a 32-bit lane.
     ///
@@ -460,7 +434,7 @@ mod tests {
         if std::is_x86_feature_detected!("avx2") {
             ways.push(("avx2", |u, o| {
                 // SAFETY: the CPU has AVX2.
-                let (i, n) = unsafe { simd::to_utf8_avx2(u, o) }?;
+                let (i, n) = unsafe { x86::to_utf8_avx2(u, o) }?;
                 to_utf8_scalar(u, o, i, n)
             }));
         }
@@ -589,9 +563,10 @@ mod tests {
             }
         }
     }
+
     /// ns a character for each way, on the shared corpora in the narrowest kind that holds
-    /// them (run with `--ignored --nocapture`). Interleaved rounds, best kept: the machine is
-    /// noisy.
+    /// them (run with `--ignored --nocapture`). Interleaved rounds, the best of each kept, so
+    /// that other load on the machine counts less.
     #[test]
     #[ignore]
     fn throughput() {
@@ -628,14 +603,14 @@ mod tests {
             if std::is_x86_feature_detected!("avx2") {
                 ways.push(("avx2", |u, o| {
                     // SAFETY: the CPU has AVX2.
-                    let (i, n) = unsafe { simd::to_utf8_avx2(u, o) }?;
+                    let (i, n) = unsafe { x86::to_utf8_avx2(u, o) }?;
                     to_utf8_scalar(u, o, i, n)
                 }));
             }
-            if *simd::LEVEL == simd::Level::Avx512 {
+            if Avx512Vbmi2::detect().is_some() {
                 ways.push(("avx512", |u, o| {
                     // SAFETY: the CPU has what `to_utf8_avx512` needs.
-                    let (i, n) = unsafe { simd::to_utf8_avx512(u, o) }?;
+                    let (i, n) = unsafe { x86::to_utf8_avx512(u, o) }?;
                     to_utf8_scalar(u, o, i, n)
                 }));
             }

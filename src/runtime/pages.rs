@@ -2,13 +2,13 @@
 //! chunk.
 //!
 //! A table of a few MB read at random misses the TLB on most probes with 4 KiB pages, and in
-//! a virtual machine each miss is a two-level page walk. Measured on this project's 2-core VM
-//! (holmes, cl100k_base, chunk-cache lookups alone): 12.2 ns per chunk on 4 KiB pages, 7.9 ns
-//! with transparent huge pages on. Linux gives huge pages to an aligned anonymous mapping
-//! marked `MADV_HUGEPAGE` when transparent huge pages are in `always` or `madvise` mode (the
-//! usual default); elsewhere, or for tables under 2 MiB, the table is an ordinary `Vec`.
+//! a virtual machine each miss is a two-level page walk; on 2 MiB pages the chunk cache's
+//! lookups take a third less time (docs/performance.md, 'Memory and pages'). Linux gives huge
+//! pages to an aligned anonymous mapping marked `MADV_HUGEPAGE` when transparent huge pages
+//! are in `always` or `madvise` mode (the usual default); elsewhere, or for tables under
+//! 2 MiB, the table is an ordinary `Vec`.
 //!
-//! Large id buffers ask for huge pages too (`buffers.rs`).
+//! Large id buffers ask for huge pages too ([`buffers`](super::buffers)).
 
 use std::ops::{Deref, DerefMut};
 

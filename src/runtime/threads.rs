@@ -1,11 +1,9 @@
 //! The rayon pools of this process, and workers kept off each other's CPU.
 //!
-//! A pool's workers sleep between calls and are woken for each one. On this project's 2-core
-//! virtual machine the kernel (`sched_vcpu_pack`) often wakes both workers of a 2-thread pool
-//! on the same CPU and leaves them there for the length of a short call: measured on 4 MB of
-//! code with o200k_base, 15 of 30 batches ran on one core (CPU time / wall time 1.0, about
-//! 400 MB/s) and the others on two (1.9, about 750). Workers pinned one per CPU ran every
-//! batch on two cores.
+//! A pool's workers sleep between calls and are woken for each one. A scheduler that packs
+//! virtual CPUs (Linux's `sched_vcpu_pack`) may wake both workers of a 2-thread pool on the
+//! same CPU and leave them there for the length of a short call, which then runs at the speed
+//! of one thread (docs/performance.md, 'Threads').
 //!
 //! Pinning for good would be wrong elsewhere (every process would pin its workers to the same
 //! first CPUs), so each worker checks once per call, when it starts its first text
@@ -148,8 +146,7 @@ thread_local! {
 ///
 /// The first worker of a call to get here also yields its CPU once. A worker woken onto its
 /// CPU would otherwise wait for the scheduler to preempt it (milliseconds, much of a short
-/// call) before it could run and move: measured on 4 MB of code, CPU time / wall time 1.51
-/// without the yield, 1.85 with it, 1.92 with the workers pinned.
+/// call) before it can run and move (docs/performance.md, 'Threads').
 pub fn settle() {
     WORKER.with(|w| {
         let mut w = w.borrow_mut();
@@ -291,7 +288,7 @@ mod tests {
         // Put both workers on one CPU (their masks are given back at once), then start a
         // call in which each settles: they must record two CPUs. (What `sched_getcpu` says
         // afterwards is not checked: with the masks given back, the kernel may move a worker
-        // again at once, as it did here with the other tests running on the other core.)
+        // again at once.)
         let first = allowed[0];
         pool.rayon.broadcast(|_| assert!(os::move_to(first)));
         let barrier = std::sync::Barrier::new(2);

@@ -1,12 +1,13 @@
-//! Several short chunks merged side by side, so that their pair-table reads overlap.
+//! Lanes: several short chunks merged side by side, so that their pair-index reads overlap.
 //!
-//! `bpe_small` merges one chunk at a time: each merge needs two pair-table reads (a random
-//! read of a 4 MB table for o200k_base), and it hides their wait only when it guesses the next
-//! merge right. Here up to `LANES` chunks take turns: a lane does one merge, starts loading the
-//! ranks of its two new pairs, and reads them on its next turn, after the other lanes' merges
-//! have hidden the wait. The merges of each chunk are exactly `bpe_small`'s (lowest rank
-//! first, leftmost among equals). For the windows of a long chunk of random letters this is
-//! still faster than `bpe_small` one window at a time: 37-45 against 53-84 ms a MB.
+//! The rescan (`small`) merges one chunk at a time: each merge needs two pair-index reads (a
+//! random read of a 4 MB table for o200k_base), and it hides their wait only when it guesses
+//! the next merge right. Here up to `LANES` chunks take turns: a lane does one merge, starts
+//! loading the ranks of its two new pairs, and reads them on its next turn, after the other
+//! lanes' merges have hidden the wait. The merges of each chunk are exactly the rescan's
+//! (lowest rank first, leftmost among equals). The long path's windows (`long`) are merged
+//! this way, faster than by the rescan one window at a time (docs/performance.md, 'Merge
+//! algorithms').
 
 use crate::vocab::{Vocab, MAX_RANKS};
 
@@ -121,7 +122,7 @@ impl Lane {
 /// Merge each of `chunks` (each 1 to `LANE_BYTES` bytes) by tiktoken's rule, without the
 /// whole-chunk lookup, appending their ids to `out` in order and the end of each chunk's ids
 /// in `out` to `ends`.
-pub fn bpe_lanes(vocab: &Vocab, chunks: &[&[u8]], out: &mut Vec<u32>, ends: &mut Vec<usize>) {
+pub fn merge(vocab: &Vocab, chunks: &[&[u8]], out: &mut Vec<u32>, ends: &mut Vec<usize>) {
     for group in chunks.chunks(LANES) {
         let mut lanes: Vec<Lane> = group.iter().map(|c| Lane::new(vocab, c)).collect();
         loop {
@@ -143,16 +144,17 @@ pub fn bpe_lanes(vocab: &Vocab, chunks: &[&[u8]], out: &mut Vec<u32>, ends: &mut
 
 #[cfg(test)]
 mod tests {
+    use super::super::literal;
     use super::*;
-    use crate::encode::long::tests::{random_vocab, Rng};
-    use crate::encode::tests::tiktoken_rule;
+    use crate::testing::Rng;
+    use crate::vocab::testing;
 
     #[test]
     fn lanes_merge_each_chunk_like_the_literal_rule() {
         let mut rng = Rng(2718);
         for round in 0..30 {
             let merges = 20 + rng.below(300);
-            let vocab = random_vocab(&mut rng, merges);
+            let vocab = testing::random(&mut rng, merges);
             let n = rng.below(3 * LANES);
             let chunks: Vec<Vec<u8>> = (0..n)
                 .map(|_| {
@@ -162,23 +164,15 @@ mod tests {
                 .collect();
             let slices: Vec<&[u8]> = chunks.iter().map(|c| &c[..]).collect();
             let (mut out, mut ends) = (vec![7], Vec::new());
-            bpe_lanes(&vocab, &slices, &mut out, &mut ends);
+            merge(&vocab, &slices, &mut out, &mut ends);
             assert_eq!(ends.len(), n);
             let mut at = 1;
             for (chunk, &end) in chunks.iter().zip(&ends) {
                 // The merge rule alone: a chunk that is a token no merge reaches is still split.
-                let mut want: Vec<u32> = chunk.iter().map(|&b| vocab.byte_rank(b)).collect();
-                while let Some((i, r)) = want
-                    .windows(2)
-                    .enumerate()
-                    .filter_map(|(i, w)| vocab.merge_rank(w[0], w[1]).map(|r| (i, r)))
-                    .min_by_key(|&(i, r)| (r, i))
-                {
-                    want[i] = r;
-                    want.remove(i + 1);
-                }
+                let mut want = Vec::new();
+                vocab.merge_alone(chunk, &mut want, |_, _, _| {});
                 if vocab.rank(chunk).is_none() {
-                    assert_eq!(want, tiktoken_rule(&vocab, chunk));
+                    assert_eq!(want, literal::merge(&vocab, chunk), "round {round}");
                 }
                 assert_eq!(out[at..end], want[..], "round {round}");
                 at = end;

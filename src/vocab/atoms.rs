@@ -1,17 +1,17 @@
 //! Characters put in place before the merge loop starts: *atoms*.
 //!
-//! In a first pass over text that is not English most merges happen inside one character:
-//! o200k_base merges the 239 k distinct chunks of the 24 languages in 3.96 M steps, 58% of
-//! them joining the bytes of a single character. Each step is a wait for the pair table.
-//! When it is certain that a character's bytes end as its own token whatever happens
-//! around it, the merge starts from that token instead, and the result is the same.
+//! In a first pass over text that is not English most merges happen inside one character, and
+//! each is a wait for the pair index. When it is certain that a character's bytes end as its
+//! own token whatever happens around it, the merge starts from that token instead, and the
+//! result is the same; about half the merges of a first pass over other languages go
+//! (docs/performance.md, 'Merge algorithms').
 //!
 //! **When that is certain.** Let `c` be a character of 2 or 3 bytes whose bytes, merged
 //! alone, end as one token `t`; let `max` be the highest rank of the merges that make it
 //! (`t`'s own rank among them). Run the rule on a chunk holding `c`. Until `c` is whole,
 //! some merge inside it is waiting with a rank of at most `max`, so no pair of rank above
 //! `max` can be merged first. A merge that joins a piece of `c` (or `t`) to a part outside it
-//! is one of the pair table's entries `(x, p)` with `p` a piece `c` starts with, or `(p, y)`
+//! is one of the pair index's entries `(x, p)` with `p` a piece `c` starts with, or `(p, y)`
 //! with `p` a piece it ends with. If every such entry of rank at most `max` has an `x` whose
 //! last byte differs from the byte before `c` (and every `y` a first byte other than the one
 //! after `c`), nothing crosses `c`'s edges before it is whole: inside it the merges are those
@@ -21,11 +21,10 @@
 //! formed at once.
 //!
 //! So each atom keeps two sets of bytes, the bytes that may not stand just before it and
-//! just after it. With o200k_base, the 24 languages' distinct chunks then need 2.02 M merges
-//! instead of 3.96 M (cl100k_base 50%, gpt2 62% of the merges), and every chunk's ids are the
-//! same: the tests compare with tiktoken's rule on random vocabularies and on the real ones.
+//! just after it; the tests compare merges from atoms with tiktoken's rule on random
+//! vocabularies (`merge::small`).
 
-use crate::vocab::Vocab;
+use super::pairs::PairIndex;
 use std::collections::HashMap;
 
 /// A character that may be formed before merging, unless the byte before it is in
@@ -66,30 +65,16 @@ struct Trace {
     max: u32,
 }
 
-/// Merge `bytes` alone by the pair table, the lowest rank first and the leftmost on ties.
-/// `None` unless they end as the one token `token`.
-fn trace(vocab: &Vocab, bytes: &[u8], token: u32) -> Option<Trace> {
+/// Merge `bytes` alone by the pair index: `None` unless they end as the one token `token`.
+fn trace(pairs: &PairIndex, bytes: &[u8], token: u32) -> Option<Trace> {
     let n = bytes.len();
-    // (start, end, rank) of each part.
-    let mut parts: Vec<(usize, usize, u32)> = bytes
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| (i, i + 1, vocab.byte_rank(b)))
-        .collect();
     let mut trace = Trace {
-        starts: vec![parts[0].2],
-        ends: vec![parts[n - 1].2],
+        starts: vec![pairs.byte_rank(bytes[0])],
+        ends: vec![pairs.byte_rank(bytes[n - 1])],
         max: 0,
     };
-    while parts.len() > 1 {
-        let (i, rank) = parts
-            .windows(2)
-            .enumerate()
-            .filter_map(|(i, w)| vocab.merge_rank(w[0].2, w[1].2).map(|r| (i, r)))
-            .min_by_key(|&(i, r)| (r, i))?;
-        let (start, end) = (parts[i].0, parts[i + 1].1);
-        parts[i] = (start, end, rank);
-        parts.remove(i + 1);
+    let mut parts = Vec::new();
+    pairs.merge_alone(bytes, &mut parts, |start, end, rank| {
         trace.max = trace.max.max(rank);
         if start == 0 {
             trace.starts.push(rank);
@@ -97,8 +82,8 @@ fn trace(vocab: &Vocab, bytes: &[u8], token: u32) -> Option<Trace> {
         if end == n {
             trace.ends.push(rank);
         }
-    }
-    (parts[0].2 == token).then_some(trace)
+    });
+    (parts[..] == [token]).then_some(trace)
 }
 
 /// For each rank, the atoms that watch it (in rank order, as one array).
@@ -157,16 +142,15 @@ fn char_at(chunk: &[u8], s: usize) -> Option<(usize, usize)> {
 }
 
 impl Atoms {
-    /// The atoms of `vocab`, whose pair table and parents are complete.
-    pub(crate) fn new(vocab: &Vocab) -> Atoms {
+    /// The atoms of `tokens` (by rank), whose pair index is `pairs`.
+    pub(crate) fn new(tokens: &[Vec<u8>], pairs: &PairIndex) -> Atoms {
         // Every character token of 2 or 3 bytes that its own bytes merge into.
         let mut found: Vec<(usize, u32, Trace)> = Vec::new();
-        for rank in 0..vocab.len() as u32 {
-            let bytes = vocab.token(rank);
+        for (rank, bytes) in tokens.iter().enumerate() {
             if let Some((cp, len)) = char_at(bytes, 0) {
                 if len == bytes.len() {
-                    if let Some(t) = trace(vocab, bytes, rank) {
-                        found.push((cp, rank, t));
+                    if let Some(t) = trace(pairs, bytes, rank as u32) {
+                        found.push((cp, rank as u32, t));
                     }
                 }
             }
@@ -176,17 +160,18 @@ impl Atoms {
         }
         // Which atoms watch each rank: entries `(x, rank)` fill their left sets, entries
         // `(rank, y)` their right sets.
-        let watch_left = Watch::new(vocab.len(), found.iter().map(|f| &f.2.starts));
-        let watch_right = Watch::new(vocab.len(), found.iter().map(|f| &f.2.ends));
+        let watch_left = Watch::new(tokens.len(), found.iter().map(|f| &f.2.starts));
+        let watch_right = Watch::new(tokens.len(), found.iter().map(|f| &f.2.ends));
         let mut left = vec![[0u64; 4]; found.len()];
         let mut right = vec![[0u64; 4]; found.len()];
         let set = |mask: &mut [u64; 4], b: u8| mask[b as usize >> 6] |= 1 << (b & 63);
-        for merged in 0..vocab.len() as u32 {
-            let Some((l, r)) = vocab.parents(merged) else {
+        for merged in 0..tokens.len() as u32 {
+            let Some((l, r)) = pairs.parents(merged) else {
                 continue;
             };
             // Tokens are not empty (`Vocab::new` refuses one).
-            let (Some(&x_last), Some(&y_first)) = (vocab.token(l).last(), vocab.token(r).first())
+            let (Some(&x_last), Some(&y_first)) =
+                (tokens[l as usize].last(), tokens[r as usize].first())
             else {
                 continue;
             };

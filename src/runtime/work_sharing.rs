@@ -3,15 +3,12 @@
 //! turn, then those of the others that no thread has started ([`Claims`]), until none is left.
 //! Outside any pool, all of it runs on the calling thread.
 //!
-//! Why not rayon's `par_iter` (measured on holmes in 242 documents, gpt2, 2 threads, each
-//! document's start and end recorded): in this project's virtual machine a sleeping worker
-//! takes 2.3-2.9 ms to start running once woken (pinned to its own CPU or not), a quarter of
-//! the ~11 ms call. `par_iter` had split the documents in halves by then, and the late
-//! worker took the whole second half: the first worker ran out of documents at 7.2 ms, went to
-//! sleep instead of taking from the other's half, and the other finished at 10.9 ms. The
-//! first then needed waking again to return (another 3-11 ms in a third of the calls). Taking
-//! one run at a time, the threads run out of texts within one run of each other, and each
-//! waits for the others with a short spin instead of sleeping.
+//! Why not rayon's `par_iter`: a sleeping worker can take milliseconds to start running once
+//! woken, a large share of a short call. By then `par_iter` has split the work in halves, the
+//! late worker takes its whole half, and the first worker, out of work, goes to sleep instead of
+//! taking from the other's half, and needs waking again to return (docs/performance.md,
+//! 'Threads'). Taking one run at a time, the threads run out of texts within one run of each
+//! other, and each waits for the others with a short spin instead of sleeping.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -19,7 +16,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long a thread that has run out of texts spins while others finish theirs before it
-/// goes back to rayon, which puts it to sleep (and waking it costs milliseconds here).
+/// goes back to rayon, which puts it to sleep (and waking it can take milliseconds).
 const SPIN: Duration = Duration::from_millis(2);
 
 /// The threads work is shared among here: the current rayon pool's, or outside any pool the
@@ -37,7 +34,7 @@ pub fn threads_here() -> usize {
 /// is its index in the pool, modulo `threads`, so each worker tends to get the same `w` from
 /// call to call); the others are spawned, for the other workers to take as they wake. One that
 /// no worker has taken by the time the caller is done, the caller runs itself: a worker still
-/// asleep is not waited for. Each thread, done with its share, spins up to [`SPIN`] while
+/// asleep is not waited for. Each thread, done with its share, spins up to `SPIN` while
 /// others are still in theirs before going back to rayon, which would put it to sleep.
 pub fn on_each_thread<T: Send>(threads: usize, share: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let threads = threads.max(1);
@@ -102,13 +99,11 @@ impl Indices {
 /// started, from the last one back, while their cost fits in its spare room.
 ///
 /// Own parts first: each worker keeps its own chunk cache, so a text encoded again finds most
-/// parts' chunks where they were left. Handed out by work stealing alone, the same 24-language
-/// text (gpt2, 2 threads) ran at 64, 129, 97, then 204-233 MB/s over its first calls, as parts
-/// met workers that had not seen them. The others' parts after: a worker on a CPU slower than
-/// the others (on this project's virtual machine, one CPU runs 30-40% slower at times) would
-/// otherwise hold up the whole call. (A part taken this way is encoded with a cache that has
-/// not seen it: once, a worker woken 2.8 ms late lost its last part to the other, which took
-/// 4.3 ms over it against 1.3 ms warm; the calls after it took nothing.)
+/// parts' chunks where they were left; handed out by work stealing alone, parts meet workers
+/// that have not seen them, call after call (docs/performance.md, 'Threads'). The others' parts
+/// after: a worker on a CPU slower than the others (as a virtual CPU can be, at times) would
+/// otherwise hold up the whole call. A part taken this way is encoded with a cache that has
+/// not seen it, so it costs more than its owner would have spent on it.
 ///
 /// `me` is a share of [`on_each_thread`], which the pool's worker of that index runs as a rule.
 pub struct Claims(Box<[AtomicBool]>);
@@ -166,9 +161,9 @@ impl Claims {
 
 /// Texts are handed out in runs of consecutive texts of at least this many bytes (a longer
 /// text is a run of its own): a thread takes a run, not a text, at a time. One text at a
-/// time, a batch of 15,607 texts of 16 characters ran slower on 2 threads than on one: the
-/// threads took turns writing the same cache lines (the flags that hand texts out, the slots
-/// of their results) at every text.
+/// time, the threads take turns writing the same cache lines (the flags that hand texts out,
+/// the slots of their results) at every text, and a batch of short texts runs slower on 2
+/// threads than on one (docs/performance.md, 'Threads').
 pub const RUN_BYTES: usize = 4 << 10;
 
 /// `0..n` cut into runs of consecutive indices, each of `size` [`RUN_BYTES`] or more in all
@@ -197,10 +192,8 @@ pub fn runs(n: usize, size: impl Fn(usize) -> usize) -> Vec<Range<usize>> {
 /// below it worked on.
 ///
 /// For work that leaves something behind on the thread that did it (a chunk cache): the same
-/// batch given again goes to the same threads. The 24 languages in documents of 16,000
-/// characters (o200k_base, numpy, 2 threads), each taken by whichever thread was free next,
-/// ran at 68, 132, 320, 217, 461 and 426 MB/s over six calls, as documents met threads that
-/// had not seen them.
+/// batch given again goes to the same threads, whose caches have seen its texts
+/// (docs/performance.md, 'Threads').
 pub fn each_own_index<S: Send, E: Send>(
     n: usize,
     size: impl Fn(usize) -> usize,
@@ -262,7 +255,7 @@ pub fn map_indices<T: Send + Sync, E: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::Rng;
+    use crate::testing::Rng;
 
     fn pool_of(threads: usize) -> rayon::ThreadPool {
         rayon::ThreadPoolBuilder::new()
@@ -341,7 +334,7 @@ mod tests {
         // the failure has been recorded, which marks the last part claimed (no worker claims
         // it before: worker 1 is held, and worker 0 stops at its failure). Waiting only until
         // part 0's work has begun to fail would let worker 1 start parts 3, 5, ... before the
-        // failure reaches the claims, as one CI run did. Nothing after part 1 is worked on. (If a
+        // failure reaches the claims. Nothing after part 1 is worked on. (If a
         // failure left the parts after it claimable, the wait would time out and worker 1
         // would go on to part 3.)
         let claims = Claims::new(20);
@@ -362,7 +355,7 @@ mod tests {
 
     #[test]
     fn every_part_is_worked_on_once_and_the_first_error_is_always_met() {
-        let mut rng = crate::encode::Rng(0x5eed_1234);
+        let mut rng = Rng(0x5eed_1234);
         for round in 0..200 {
             let parts = 1 + rng.below(40);
             let threads = 1 + rng.below(4);

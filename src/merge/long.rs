@@ -1,7 +1,8 @@
-//! Linear-time BPE for long chunks (1 MB of `a`, of spaces, of letters without a space).
+//! The long path: linear-time BPE for long chunks (1 MB of `a`, of spaces, of letters without
+//! a space).
 //!
-//! tiktoken's rule run literally is O(n log n) with a heap and large constants (2–5 MB/s on a
-//! 1 MB chunk here). Instead we *search* for the answer, using a fact proved below: a sequence
+//! The rule run with a heap (`heap`) is O(n log n) with large constants (docs/performance.md,
+//! 'Merge algorithms'). Instead we *search* for the answer, using a fact proved below: a sequence
 //! of tokens `t1 .. tk` covering the chunk is its BPE encoding if and only if every adjacent
 //! pair is *compatible*, i.e. `bpe(t_i ++ t_i+1) == [t_i, t_i+1]` (and, for k = 1, the token
 //! is reachable: `bpe(t1) == [t1]`). The idea is from the rust-gems `bpe` crate ("backtracking
@@ -36,13 +37,12 @@
 //! of equal ranks goes first). Real vocabularies contain pairs whose concatenation has a
 //! *lower* rank than the parts (22k in gpt2, 44k in cl100k, 71k in o200k), so this is checked
 //! against every pair, not only the merge tree's; tokens whose own history is irregular are
-//! checked by running the merge literally. Measured on 1 MB of random lowercase letters with
-//! cl100k_base: literal check with a cache 1.6 MB/s, replay (this) see the benchmark.
+//! checked by running the merge on their bytes (once per pair, remembered).
 //!
 //! The windows. Where the tokens are short (random letters: 1.9 bytes a token) the search
 //! makes about two compatibility checks a token, each waiting on the last. There the chunk is
-//! cut into windows of 64 bytes, each merged by the short-chunk rule, eight side by side so
-//! that their table reads overlap (`lanes.rs`), and the windows are joined in order: the
+//! cut into windows of 64 bytes, each merged by the rescan's rule, eight side by side so that
+//! their table reads overlap (`lanes`), and the windows are joined in order: the
 //! encoding so far ends in a token `a`, the window's encoding starts with `b`. If `a, b` is
 //! compatible, every adjacent pair of the joined sequence is compatible, so by the fact above
 //! it is the encoding of the bytes it covers. If not, the last few ids of one and the first few
@@ -52,8 +52,7 @@
 //! from the encoding built so far; either way what is built is the encoding of a prefix, so
 //! the two can take turns.
 
-use super::bpe_literal;
-use super::lanes::{bpe_lanes, LANES, LANE_BYTES};
+use super::lanes::{self, LANES, LANE_BYTES};
 use super::trie::Trie;
 use crate::vocab::Vocab;
 use rustc_hash::FxHashMap;
@@ -98,11 +97,11 @@ impl LongPath {
         let trie = Trie::new(vocab)?;
         // A token is regular iff its parents are both regular and older than it. The run on a
         // token's bytes is the runs on its parents' bytes, interleaved by rank with no merge
-        // crossing between them (vocab.rs proves it), then the merge of the parents: so its
+        // crossing between them (`vocab` proves it), then the merge of the parents: so its
         // ranks never decrease iff neither parent's do and the last merge is the latest. In
-        // rank order the parents are decided first. (This replaced running the rule on every
-        // token's bytes, 125 ms for o200k_base on a loaded machine;
-        // `regular_by_parents_equals_the_literal_run` checks that the two agree.)
+        // rank order the parents are decided first, so one pass decides all, without running
+        // the rule on any token's bytes (`regular_by_parents_equals_the_literal_run` checks
+        // that the two agree).
         let mut regular = vec![false; vocab.len()];
         for rank in 0..vocab.len() as u32 {
             regular[rank as usize] = vocab.token(rank).len() == 1
@@ -157,12 +156,11 @@ impl LongPath {
     ///
     /// The chunk is taken in segments, each by the search or the windows, whichever suits the
     /// tokens of the segment before (the first goes to the search, unless the limits say
-    /// otherwise). On 1 MB with o200k_base (pure Rust): the search costs about 200 ns a token
-    /// (two compatibility checks, each a few dependent reads), the windows about 60 ns a
-    /// merge, i.e. a byte that does not start a token. So runs of long tokens go to the search
-    /// (a run of `a`: 4 ms by the search, 30 by the windows; spaces 0.6 against 120, where
-    /// the borders of windows of 64 spaces need long spans), and text of short tokens to the
-    /// windows (random letters: 32 ms against 110).
+    /// otherwise). The search costs a few dependent reads per token (two compatibility checks),
+    /// the windows a pair-index read per byte that does not start a token: so runs of long
+    /// tokens go to the search (where the borders of windows of 64 spaces would also need long
+    /// spans), and text of short tokens to the windows (docs/performance.md, 'Merge
+    /// algorithms').
     fn encode_with(&self, vocab: &Vocab, chunk: &[u8], out: &mut Vec<u32>, limits: Limits) {
         let start = out.len();
         let mut run = Run {
@@ -191,7 +189,7 @@ impl LongPath {
                         // Impossible by the argument above (the BPE encoding is a compatible
                         // cover); kept as a safe fallback rather than a panic.
                         out.truncate(start);
-                        bpe_literal(vocab, chunk, out);
+                        super::chunk(vocab, chunk, out);
                         return;
                     }
                 }
@@ -232,7 +230,7 @@ impl Run<'_> {
             let windows: Vec<&[u8]> = chunk[pos..until].chunks(WINDOW).take(LANES).collect();
             self.ids.clear();
             self.ends.clear();
-            bpe_lanes(self.vocab, &windows, &mut self.ids, &mut self.ends);
+            lanes::merge(self.vocab, &windows, &mut self.ids, &mut self.ends);
             let mut from = 0;
             for (k, window) in windows.iter().enumerate() {
                 let end = self.ends[k];
@@ -309,7 +307,7 @@ impl Run<'_> {
                 return false;
             }
             span.clear();
-            bpe_literal(vocab, &chunk[from..to], span);
+            super::chunk(vocab, &chunk[from..to], span);
             let left_ok = len - l == self.start || self.compat.ok(out[len - l - 1], span[0]);
             let right_ok = r == window.len() || self.compat.ok(span[span.len() - 1], window[r]);
             if left_ok && right_ok {
@@ -331,7 +329,7 @@ impl Run<'_> {
 }
 
 /// Compatibility of token pairs: `ok(a, b)` is whether bpe(a ++ b) == [a, b], and `ok(a, NONE)`
-/// whether bpe(a) == [a]. Regular tokens are replayed; the others are run literally, once.
+/// whether `bpe(a) == [a]`. Regular tokens are replayed; the others are run literally, once.
 struct Compat<'a> {
     path: &'a LongPath,
     vocab: &'a Vocab,
@@ -366,7 +364,7 @@ impl<'a> Compat<'a> {
             bytes.extend_from_slice(self.vocab.token(b));
         }
         self.scratch.clear();
-        bpe_literal(self.vocab, &bytes, &mut self.scratch);
+        super::chunk(self.vocab, &bytes, &mut self.scratch);
         let ok = if b == NONE {
             self.scratch[..] == [a]
         } else {
@@ -378,81 +376,17 @@ impl<'a> Compat<'a> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
+    use super::super::literal;
     use super::*;
-
-    pub(crate) struct Rng(pub u64);
-    impl Rng {
-        pub fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        pub fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        /// `len` bytes drawn from `alphabet`.
-        pub fn text(&mut self, alphabet: &[u8], len: usize) -> Vec<u8> {
-            (0..len)
-                .map(|_| alphabet[self.below(alphabet.len())])
-                .collect()
-        }
-    }
-
-    /// Tokens made by merging random earlier tokens over a small alphabet, plus some tokens
-    /// added out of order (lower rank than their parts), which real vocabularies also have.
-    pub(crate) fn random_vocab(rng: &mut Rng, merges: usize) -> Vocab {
-        random_vocab_over(rng, b"abc ", merges, 24)
-    }
-
-    /// [`random_vocab`] over the bytes `alphabet`, tokens of at most `longest` bytes.
-    pub(crate) fn random_vocab_over(
-        rng: &mut Rng,
-        alphabet: &[u8],
-        merges: usize,
-        longest: usize,
-    ) -> Vocab {
-        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        let mut pool: Vec<Vec<u8>> = alphabet.iter().map(|&b| vec![b]).collect();
-        while tokens.len() < 256 + merges {
-            let mut t = pool[rng.below(pool.len())].clone();
-            t.extend_from_slice(&pool[rng.below(pool.len())]);
-            if t.len() > longest || tokens.contains(&t) {
-                continue;
-            }
-            pool.push(t.clone());
-            tokens.push(t);
-        }
-        for _ in 0..merges / 10 {
-            let i = 256 + rng.below(merges);
-            let j = 256 + rng.below(merges);
-            tokens.swap(i, j);
-        }
-        Vocab::new(&tokens).unwrap()
-    }
+    use crate::testing::Rng;
+    use crate::vocab::testing;
 
     /// Whether the rule run on a token's bytes ends in the token, ranks never decreasing.
     fn is_regular(vocab: &Vocab, bytes: &[u8]) -> bool {
-        let mut ids: Vec<u32> = bytes.iter().map(|&b| vocab.byte_rank(b)).collect();
-        let mut last_rank = 0u32;
-        while ids.len() > 1 {
-            let Some((at, rank)) = ids
-                .windows(2)
-                .enumerate()
-                .filter_map(|(i, w)| vocab.merge_rank(w[0], w[1]).map(|r| (i, r)))
-                .min_by_key(|&(i, r)| (r, i))
-            else {
-                return false;
-            };
-            if rank < last_rank {
-                return false;
-            }
-            last_rank = rank;
-            ids[at] = rank;
-            ids.remove(at + 1);
-        }
-        true
+        let (mut parts, mut ranks) = (Vec::new(), Vec::new());
+        vocab.merge_alone(bytes, &mut parts, |_, _, rank| ranks.push(rank));
+        parts.len() == 1 && ranks.windows(2).all(|w| w[0] <= w[1])
     }
 
     #[test]
@@ -461,7 +395,7 @@ pub(crate) mod tests {
         let (mut regular, mut irregular) = (0, 0);
         for _ in 0..40 {
             let merges = 20 + rng.below(300);
-            let vocab = random_vocab(&mut rng, merges);
+            let vocab = testing::random(&mut rng, merges);
             let path = LongPath::new(&vocab).unwrap();
             for rank in 0..vocab.len() as u32 {
                 let bytes = vocab.token(rank);
@@ -479,44 +413,11 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn trie_finds_the_longest_token_and_the_longest_proper_prefix() {
-        let mut rng = Rng(4242);
-        for round in 0..20 {
-            let merges = 20 + rng.below(300);
-            let vocab = random_vocab(&mut rng, merges);
-            let trie = Trie::new(&vocab).unwrap();
-            let longest = |s: &[u8]| (1..=s.len()).rev().find_map(|n| vocab.rank(&s[..n]));
-            let random_walks = |trie: &Trie, rng: &mut Rng, n: usize| {
-                for _ in 0..n {
-                    let len = 1 + rng.below(30);
-                    let s = rng.text(b"abc ", len);
-                    assert_eq!(trie.longest(&vocab, &s), longest(&s));
-                }
-            };
-            // Buckets are built by the walks that enter them: first a few, in any order.
-            random_walks(&trie, &mut rng, round % 4);
-            // A copy keeps the buckets built so far and builds the others itself.
-            let trie = if round % 2 == 0 { trie.clone() } else { trie };
-            for rank in 0..vocab.len() as u32 {
-                let t = vocab.token(rank);
-                assert_eq!(trie.longest(&vocab, t), Some(rank), "token {rank}");
-                let want = if t.len() < 2 {
-                    None
-                } else {
-                    longest(&t[..t.len() - 1])
-                };
-                assert_eq!(trie.next_prefix(rank), want.unwrap_or(NONE), "token {rank}");
-            }
-            random_walks(&trie, &mut rng, 200);
-        }
-    }
-
-    #[test]
     fn search_equals_the_literal_rule() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for round in 0..60 {
             let merges = 20 + rng.below(200);
-            let vocab = random_vocab(&mut rng, merges);
+            let vocab = testing::random(&mut rng, merges);
             let path = LongPath::new(&vocab).unwrap();
             for _ in 0..10 {
                 let len = 128 + rng.below(600);
@@ -528,7 +429,7 @@ pub(crate) mod tests {
                     b"abc "
                 };
                 let chunk = rng.text(alphabet, len);
-                let want = super::super::tests::tiktoken_rule(&vocab, &chunk);
+                let want = literal::merge(&vocab, &chunk);
                 let mut got = Vec::new();
                 path.encode(&vocab, &chunk, &mut got);
                 assert_eq!(
@@ -569,7 +470,7 @@ pub(crate) mod tests {
         ];
         for round in 0..40 {
             let merges = 20 + rng.below(300);
-            let vocab = random_vocab(&mut rng, merges);
+            let vocab = testing::random(&mut rng, merges);
             let path = LongPath::new(&vocab).unwrap();
             for _ in 0..4 {
                 let len = 2 + rng.below(1500);
@@ -583,7 +484,7 @@ pub(crate) mod tests {
                 if vocab.rank(&chunk).is_some() {
                     continue;
                 }
-                let want = super::super::tests::tiktoken_rule(&vocab, &chunk);
+                let want = literal::merge(&vocab, &chunk);
                 for &limits in &limits {
                     let mut got = vec![7];
                     path.encode_with(&vocab, &chunk, &mut got, limits);
@@ -602,7 +503,7 @@ pub(crate) mod tests {
         let (mut stopped, mut finished) = (0, 0);
         for _ in 0..40 {
             let merges = 50 + rng.below(250);
-            let vocab = random_vocab(&mut rng, merges);
+            let vocab = testing::random(&mut rng, merges);
             let path = LongPath::new(&vocab).unwrap();
             let len = 200 + rng.below(800);
             let chunk = rng.text(b"ab", len);
@@ -621,7 +522,7 @@ pub(crate) mod tests {
             let mut out = Vec::new();
             let reached = run.windows(&mut out, 0, chunk.len());
             let mut want = Vec::new();
-            bpe_literal(&vocab, &chunk[..reached], &mut want);
+            super::super::chunk(&vocab, &chunk[..reached], &mut want);
             assert_eq!(out, want);
             if reached < chunk.len() {
                 stopped += 1;
@@ -637,12 +538,9 @@ pub(crate) mod tests {
         let mut rng = Rng(31337);
         for _ in 0..8 {
             let merges = 150 + rng.below(150);
-            let vocab = random_vocab(&mut rng, merges);
+            let vocab = testing::random(&mut rng, merges);
             let chunks: Vec<Vec<u8>> = (0..16).map(|_| rng.text(b"abc ", 600)).collect();
-            let want: Vec<Vec<u32>> = chunks
-                .iter()
-                .map(|c| super::super::tests::tiktoken_rule(&vocab, c))
-                .collect();
+            let want: Vec<Vec<u32>> = chunks.iter().map(|c| literal::merge(&vocab, c)).collect();
             // Every thread starts on an unbuilt trie, so they race to build the same buckets.
             let path = LongPath::new(&vocab).unwrap();
             std::thread::scope(|s| {
@@ -666,7 +564,7 @@ pub(crate) mod tests {
         let mut checked = 0;
         for _ in 0..30 {
             let merges = 20 + rng.below(120);
-            let vocab = random_vocab(&mut rng, merges);
+            let vocab = testing::random(&mut rng, merges);
             let path = LongPath::new(&vocab).unwrap();
             let ids: Vec<u32> = [b'a', b'b', b'c', b' ']
                 .iter()
@@ -678,7 +576,7 @@ pub(crate) mod tests {
                 for &b in &ids {
                     let mut bytes = vocab.token(a).to_vec();
                     bytes.extend_from_slice(vocab.token(b));
-                    let literal = super::super::tests::tiktoken_rule(&vocab, &bytes);
+                    let literal = literal::merge(&vocab, &bytes);
                     assert_eq!(
                         path.compatible_regular(&vocab, a, b),
                         literal == [a, b],

@@ -1,0 +1,279 @@
+//! Special tokens: strings such as `<|endoftext|>` that stand for one id each, cut out of the
+//! text before it is split. Encoding follows tiktoken's policy ([`Specials::walk`]): a special
+//! the caller disallows is an error, one it allows is its id, any other is plain text. Training
+//! cuts every special out (`special_matcher`), so none is ever merged.
+
+use crate::error::Error;
+use aho_corasick::{AhoCorasick, MatchKind};
+use rustc_hash::FxHashMap;
+
+/// How many ids a vocabulary may leave unused below its largest special token. Real
+/// vocabularies leave a few (cl100k_base: 15, o200k_base: 20); a special id far beyond the
+/// vocabulary is a mistake in a file or a call, and ids size the tables of an id's int and
+/// the numpy dtype, so it is refused at load rather than met later as an allocation of
+/// gigabytes.
+pub const MOST_UNUSED_IDS: usize = 1 << 20;
+
+/// Special tokens: strings cut out of the text before splitting, each with a fixed id.
+#[derive(Debug, Clone)]
+pub struct Specials {
+    names: Vec<String>,
+    ids: Vec<u32>,
+    by_id: FxHashMap<u32, usize>,
+    matcher: Option<AhoCorasick>,
+    /// The distinct first bytes of the names, sorted: where none is, no special token starts.
+    first_bytes: Vec<u8>,
+}
+
+impl Specials {
+    /// Build from `(string, id)` pairs; ids must not collide with the mergeable ranks, and
+    /// leave at most [`MOST_UNUSED_IDS`] ids unused.
+    pub fn new(specials: &[(String, u32)], n_ranks: usize) -> Result<Specials, Error> {
+        let mut by_id = FxHashMap::default();
+        let mut seen = FxHashMap::default();
+        let limit = n_ranks + specials.len() + MOST_UNUSED_IDS;
+        for (i, (name, id)) in specials.iter().enumerate() {
+            if (*id as usize) < n_ranks {
+                return Err(Error::InvalidSpecialTokens {
+                    message: format!(
+                        "special token {name:?} has id {id}, which is already an ordinary token"
+                    ),
+                });
+            }
+            if *id as usize >= limit {
+                return Err(Error::InvalidSpecialTokens {
+                    message: format!(
+                        "special token {name:?} has id {id}, far past the vocabulary's {n_ranks} \
+                         ordinary tokens and {} special ones: ids must be below {limit} (at \
+                         most {MOST_UNUSED_IDS} unused ids)",
+                        specials.len()
+                    ),
+                });
+            }
+            // Two names may share an id (tiktoken's o200k_harmony does); decoding gives the last.
+            by_id.insert(*id, i);
+            if seen.insert(name.as_str(), i).is_some() {
+                return Err(Error::InvalidSpecialTokens {
+                    message: format!("special token {name:?} is listed twice"),
+                });
+            }
+        }
+        let names: Vec<String> = specials.iter().map(|(n, _)| n.clone()).collect();
+        let matcher = special_matcher(&names)?;
+        let mut first_bytes: Vec<u8> = names.iter().filter_map(|n| n.bytes().next()).collect();
+        first_bytes.sort_unstable();
+        first_bytes.dedup();
+        Ok(Specials {
+            names,
+            ids: specials.iter().map(|(_, id)| *id).collect(),
+            by_id,
+            matcher,
+            first_bytes,
+        })
+    }
+
+    /// The largest special id, if there is a special token.
+    pub fn max_id(&self) -> Option<u32> {
+        self.ids.iter().copied().max()
+    }
+
+    /// The (string, id) pairs, in definition order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.names
+            .iter()
+            .map(String::as_str)
+            .zip(self.ids.iter().copied())
+    }
+
+    /// The string of special token `id`.
+    pub fn name(&self, id: u32) -> Option<&str> {
+        self.by_id.get(&id).map(|&i| self.names[i].as_str())
+    }
+
+    /// The id of a special-token string.
+    pub fn id(&self, name: &str) -> Option<u32> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| self.ids[i])
+    }
+
+    /// Walk `text` under tiktoken's special-token policy: a `disallowed` special anywhere is
+    /// an error; each `allowed` special goes to `on_special`, the text between to `on_text`.
+    pub fn walk<'t>(
+        &self,
+        text: &'t str,
+        allowed: Allowed<'_>,
+        disallowed: Allowed<'_>,
+        mut on_text: impl FnMut(&'t str) -> Result<(), Error>,
+        mut on_special: impl FnMut(u32),
+    ) -> Result<(), Error> {
+        if !disallowed.is_none() {
+            if let Some((s, e, _)) = self.find(text, 0, |id| disallowed.contains(id)) {
+                return Err(Error::DisallowedSpecialToken {
+                    token: text[s..e].to_string(),
+                });
+            }
+        }
+        let mut start = 0;
+        if !allowed.is_none() {
+            while let Some((s, e, id)) = self.find(text, start, |id| allowed.contains(id)) {
+                on_text(&text[start..s])?;
+                on_special(id);
+                start = e;
+            }
+        }
+        on_text(&text[start..])
+    }
+
+    /// Leftmost occurrence at or after `from` of a special token accepted by `accept`.
+    ///
+    /// Like tiktoken, a match that is not accepted makes the search resume one byte after its
+    /// start, so a rejected token cannot hide an accepted one that overlaps it.
+    fn find(
+        &self,
+        text: &str,
+        mut from: usize,
+        accept: impl Fn(u32) -> bool,
+    ) -> Option<(usize, usize, u32)> {
+        let matcher = self.matcher.as_ref()?;
+        while from <= text.len() {
+            from += self.first_byte_in(text.as_bytes().get(from..)?)?;
+            let input = aho_corasick::Input::new(text).range(from..);
+            let m = matcher.find(input)?;
+            let id = self.ids[m.pattern().as_usize()];
+            if accept(id) {
+                return Some((m.start(), m.end(), id));
+            }
+            from = m.start() + 1;
+        }
+        None
+    }
+
+    /// Where the first byte of a name first is in `hay` (None: nowhere), by `memchr` when the
+    /// names start with at most three distinct bytes (OpenAI's all start with `<`); else 0.
+    /// tiktoken's `encode` searches every text for its specials, and on a short text the
+    /// matcher alone costs more than encoding it (docs/performance.md, 'Special tokens').
+    #[inline]
+    fn first_byte_in(&self, hay: &[u8]) -> Option<usize> {
+        match self.first_bytes[..] {
+            [a] => memchr::memchr(a, hay),
+            [a, b] => memchr::memchr2(a, b, hay),
+            [a, b, c] => memchr::memchr3(a, b, c, hay),
+            _ => Some(0),
+        }
+    }
+}
+
+/// The matcher that finds special-token strings in text (leftmost, longest on overlaps), or
+/// None when there are none; shared by encoding and by training, which cuts them out.
+pub(crate) fn special_matcher(names: &[String]) -> Result<Option<AhoCorasick>, Error> {
+    if let Some(s) = names.iter().find(|s| s.is_empty()) {
+        return Err(Error::InvalidSpecialTokens {
+            message: format!("a special token is the empty string ({s:?})"),
+        });
+    }
+    if names.is_empty() {
+        return Ok(None);
+    }
+    AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostLongest)
+        .build(names)
+        .map(Some)
+        .map_err(|e| Error::InvalidSpecialTokens {
+            message: e.to_string(),
+        })
+}
+
+/// Which special tokens an `encode` call treats as special.
+#[derive(Debug, Clone, Copy)]
+pub enum Allowed<'a> {
+    None,
+    All,
+    Ids(&'a [u32]),
+}
+
+impl Allowed<'_> {
+    #[inline]
+    fn contains(&self, id: u32) -> bool {
+        match self {
+            Allowed::None => false,
+            Allowed::All => true,
+            Allowed::Ids(ids) => ids.contains(&id),
+        }
+    }
+
+    fn is_none(&self) -> bool {
+        match self {
+            Allowed::None => true,
+            Allowed::All => false,
+            Allowed::Ids(ids) => ids.is_empty(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Rng;
+
+    #[test]
+    fn special_ids_far_past_the_vocabulary_are_refused() {
+        let with = |id: u32| Specials::new(&[("<|a|>".into(), 256), ("<|b|>".into(), id)], 256);
+        let last = (256 + 2 + MOST_UNUSED_IDS - 1) as u32;
+        assert!(with(last).is_ok());
+        for id in [last + 1, 1_000_000_000, u32::MAX] {
+            match with(id) {
+                Err(Error::InvalidSpecialTokens { message }) => {
+                    assert!(message.contains("far past the vocabulary"), "{message}")
+                }
+                other => panic!("{id}: {other:?}"),
+            }
+        }
+    }
+    /// Every special-token search finds what a plain search does (leftmost, longest of those
+    /// starting there, resuming one byte after a rejected one), whether the names start with
+    /// one, two, three or more distinct bytes (`Specials::first_byte_in`).
+    #[test]
+    fn special_search_equals_a_plain_search() {
+        let sets: [&[&str]; 4] = [
+            &["<|a|>", "<|ab|>", "<|b|>"],
+            &["<s>", "[P]", "[Px]"],
+            &["<s>", "</s>", "[P]", "{x}"],
+            &["<s>", "[P]", "{x}", "#", "xy"],
+        ];
+        let alphabet = [
+            "<", "|", "a", "b", ">", "[", "P", "]", "{", "x", "}", "#", "y", "s", "/",
+        ];
+        let mut rng = Rng(0x5eed_5eed);
+        for names in sets {
+            let pairs: Vec<(String, u32)> = (0..names.len())
+                .map(|k| (names[k].to_string(), 300 + k as u32))
+                .collect();
+            let specials = Specials::new(&pairs, 256).unwrap();
+            for _ in 0..3000 {
+                // Pieces of names and whole ones, so that matches are frequent.
+                let text: String = (0..rng.below(12))
+                    .map(|_| match rng.below(3) {
+                        0 => names[rng.below(names.len())],
+                        _ => alphabet[rng.below(alphabet.len())],
+                    })
+                    .collect();
+                // All accepted, or the odd ids rejected.
+                for odd in [true, false] {
+                    let accept = |id: u32| odd || id.is_multiple_of(2);
+                    let plain = (0..=text.len()).find_map(|s| {
+                        let (k, name) = names
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, n)| text[s..].starts_with(**n))
+                            .max_by_key(|(_, n)| n.len())?;
+                        accept(300 + k as u32).then_some((s, s + name.len(), 300 + k as u32))
+                    });
+                    let found = specials.find(&text, 0, accept);
+                    assert_eq!(found, plain, "{names:?} {text:?}");
+                }
+            }
+        }
+    }
+}

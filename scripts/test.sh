@@ -26,6 +26,8 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 cargo fmt --check
 cargo clippy --all-targets --all-features -- -D warnings
+.venv/bin/python scripts/check_imports.py rust
+.venv/bin/python scripts/check_imports.py python
 cargo test -q
 .venv/bin/ruff check .
 .venv/bin/python -m mypy python/tokenmill

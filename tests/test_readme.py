@@ -339,3 +339,20 @@ def test_results_hold_one_run_per_benchmark() -> None:
     assert not several, (
         f"keep only the latest run of each benchmark (git keeps the rest): {several}"
     )
+
+
+def test_code_points_to_sections_that_exist() -> None:
+    """A comment that says a measurement justifies a decision names a section of
+    docs/performance.md ('Decisions in the code'); each named section exists."""
+    doc = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    sections = set(re.findall(r"^### (.+)$", doc, flags=re.M))
+    named: dict[str, str] = {}
+    for path in [*(ROOT / "src").rglob("*.rs"), *(ROOT / "python").rglob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        for name in re.findall(r"docs/performance\.md,\s*(?:(?://[/!]?|#)\s*)?'([^']+)'", text):
+            # A name may wrap onto the comment's next line.
+            name = " ".join(re.sub(r"\n\s*(?://[/!]?|#)", " ", name).split())
+            named.setdefault(name, str(path.relative_to(ROOT)))
+    assert named, "no pointers found: the pattern no longer matches the comments"
+    missing = {name: where for name, where in named.items() if name not in sections}
+    assert not missing, f"sections named in code but not in docs/performance.md: {missing}"

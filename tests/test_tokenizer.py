@@ -398,7 +398,7 @@ def test_repr_and_equality():
 def test_long_inputs_let_other_python_threads_run():
     """Encoding, counting and decoding a long input (or a batch of long total) run with the
     GIL released, so another Python thread goes on meanwhile (a short input keeps it:
-    `detached` in src/py/mod.rs).
+    `detached` in src/py/gil.rs).
     The other thread stamps the time as it spins; some stamp must fall in the middle half of
     each call."""
     enc = tokenmill.load("gpt2")

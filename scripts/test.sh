@@ -33,3 +33,12 @@ cargo test -q
 .venv/bin/python -m mypy python/tokenmill
 .venv/bin/python -m mypy.stubtest tokenmill._core
 .venv/bin/python -m pytest -q "$@"
+# The oracle tests once more on each lower instruction set this CPU has (the run above used
+# the highest): every compiled copy of the scanners and the merge, end to end. The oracles'
+# answers on large texts are kept from the run above (tests/oracle.py).
+for isa in $(.venv/bin/python -c "import tokenmill; print(*tokenmill.supported_isas()[:-1])"); do
+    echo "TOKENMILL_ISA=$isa"
+    TOKENMILL_ISA=$isa .venv/bin/python -m pytest -q -p no:cacheprovider \
+        tests/test_tiktoken_oracle.py tests/test_pretokenize.py tests/test_train_reference.py \
+        tests/test_parallel_encode.py tests/test_isa.py
+done

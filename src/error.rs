@@ -22,6 +22,8 @@ pub enum Error {
     DisallowedSpecialToken { token: String },
     /// Training arguments or input that cannot be used.
     InvalidTraining { message: String },
+    /// An instruction set asked for that is unknown or that this CPU lacks.
+    UnsupportedIsa { message: String },
 }
 
 impl fmt::Display for Error {
@@ -45,7 +47,9 @@ impl fmt::Display for Error {
                     "text contains the special token {token:?}, which is disallowed"
                 )
             }
-            Error::InvalidTraining { message } => write!(f, "{message}"),
+            Error::InvalidTraining { message } | Error::UnsupportedIsa { message } => {
+                write!(f, "{message}")
+            }
         }
     }
 }

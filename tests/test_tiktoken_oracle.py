@@ -14,7 +14,7 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import tiktoken_encoding
+from oracle import Remembering, tiktoken_encoding
 
 import tokenmill
 from tokenmill import reference
@@ -25,7 +25,7 @@ TEXT_SUFFIXES = {".txt", ".json", ".yml", ".yaml", ".csv", ".xml", ".md"}
 
 @pytest.fixture(scope="module", params=NAMES)
 def pair(request):
-    return tokenmill.load(request.param), tiktoken_encoding(request.param)
+    return tokenmill.load(request.param), Remembering(tiktoken_encoding(request.param))
 
 
 def shared_files(root: Path) -> list[Path]:

@@ -7,6 +7,7 @@
 """
 
 from tokenmill.chars import CharTokenizer
+from tokenmill.cpu import isa, supported_isas
 from tokenmill.errors import (
     CorpusFileError,
     CorpusInputError,
@@ -34,6 +35,7 @@ from tokenmill.errors import (
     UnknownTokenIdError,
     UnknownTokenizerError,
     UnsupportedFormatError,
+    UnsupportedIsaError,
     UsageError,
     VocabFileError,
     WrongTypeError,
@@ -75,11 +77,14 @@ __all__ = [
     "UnknownTokenIdError",
     "UnknownTokenizerError",
     "UnsupportedFormatError",
+    "UnsupportedIsaError",
     "UsageError",
     "VocabFileError",
     "WrongTypeError",
     "__version__",
+    "isa",
     "list_pretrained",
     "load",
+    "supported_isas",
     "train",
 ]

@@ -106,6 +106,11 @@ class NotATokenError(TokenmillError, KeyError):
     (``Tokenizer.encode_single_token``)."""
 
 
+class UnsupportedIsaError(TokenmillError, ImportError):
+    """``TOKENMILL_ISA`` names an instruction set that is unknown or that this CPU lacks; raised
+    when tokenmill is imported (see :func:`tokenmill.isa`)."""
+
+
 class UnknownTokenizerError(TokenmillError, ValueError):
     """A tokenizer name that is neither built in, known for download, nor a file."""
 

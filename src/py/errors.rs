@@ -40,5 +40,6 @@ pub(super) fn to_py(py: Python<'_>, err: Error, n_vocab: Option<usize>) -> PyErr
             raise(py, "DisallowedSpecialTokenError", (token,))
         }
         Error::InvalidTraining { .. } => raise(py, "TrainingError", (err.to_string(),)),
+        Error::UnsupportedIsa { .. } => raise(py, "UnsupportedIsaError", (err.to_string(),)),
     }
 }

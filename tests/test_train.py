@@ -363,6 +363,23 @@ def test_bad_corpus_types():
         tokenmill.train(5, 300)
 
 
+def test_a_str_that_names_a_file_is_an_error(tmp_path, monkeypatch):
+    # A str is text; a short one that names a file or folder is a file name passed by mistake
+    # (training on its characters would learn nothing and only warn).
+    monkeypatch.chdir(tmp_path)
+    Path("holmes.txt").write_text(SHAKESPEARE[:20_000])
+    Path("books").mkdir()
+    for corpus in ("holmes.txt", ["holmes.txt", "more.txt"], iter(["holmes.txt"])):
+        with pytest.raises(TrainingError, match=r"Path\('holmes\.txt'\)") as err:
+            tokenmill.train(corpus, 300)
+        assert "names an existing file" in str(err.value)
+    with pytest.raises(TrainingError, match=r"names an existing folder.*find"):
+        tokenmill.train("books", 300)
+    want = merges(tokenmill.train(SHAKESPEARE[:20_000], 300))
+    assert merges(tokenmill.train(Path("holmes.txt"), 300)) == want
+    assert tokenmill.train(["not a file name", "ab ab"], 257).n_vocab == 257
+
+
 def test_unreadable_files(tmp_path):
     with pytest.raises(CorpusFileError, match=r"missing\.txt: cannot read"):
         tokenmill.train(tmp_path / "missing.txt", 300)

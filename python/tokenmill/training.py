@@ -73,7 +73,9 @@ def train(
     ``corpus`` is one string, a list (or any iterable) of strings, a file path
     (:class:`pathlib.Path` or other ``os.PathLike``), or an iterable of paths. A plain ``str``
     is always text, never a file name: pass ``Path(name)`` for a file
-    (:func:`tokenmill.sources.find` turns folders and globs into files). Files are read as
+    (:func:`tokenmill.sources.find` turns folders and globs into files). A ``str`` corpus, or
+    the first ``str`` of an iterable, that names an existing file or folder is a
+    :class:`~tokenmill.errors.TrainingError` saying so. Files are read as
     :mod:`tokenmill.sources` reads every corpus: a text file (UTF-8) is one text, a ``.jsonl``
     file gives the ``text_field`` of each record, a Parquet file its ``text_field`` column;
     any of them may be gzipped (``.gz``). Several texts or files are one corpus in the given
@@ -167,7 +169,7 @@ def train(
             f"training stopped after {len(merges):,} merges (of {wanted:,} wanted): no pair is "
             f"seen {min_frequency} times any more; the vocabulary has "
             f"{256 + len(merges) + len(specials):,} tokens, not {vocab_size:,}. Train on more "
-            "text or lower min_frequency.",
+            "text or lower min_frequency (--min-frequency).",
             TrainingWarning,
             stacklevel=2,
         )
@@ -215,9 +217,31 @@ def _log_writer(log: Log | None, verbose: bool) -> Callable[[str], Any] | None:
 # ------------------------------------------------------------------------------ the corpus
 
 
+# Longer strings are never taken for file names: no stat call on a text of any size.
+_NAME_CHARS = 4096
+
+
+def _refuse_file_name(text: str) -> None:
+    """A str is text; one that names an existing file or folder is almost surely a file name
+    passed by mistake, and training on its few characters would learn nothing."""
+    if len(text) > _NAME_CHARS or "\n" in text or not os.path.exists(text):
+        return
+    if os.path.isdir(text):
+        raise TrainingError(
+            f"the corpus text {text!r} names an existing folder, but a str is text, never a "
+            f"file name: pass its files, [Path(f.path) for f in "
+            f"tokenmill.sources.find([{text!r}])]"
+        )
+    raise TrainingError(
+        f"the corpus text {text!r} names an existing file, but a str is text, never a file "
+        f"name: pass Path({text!r}) to train on the file"
+    )
+
+
 def _batches(corpus: Corpus, text_field: str, cut_text: bool) -> Iterator[list[str]]:
     """The corpus as batches of texts, in order; files are streamed."""
     if isinstance(corpus, str):
+        _refuse_file_name(corpus)
         yield [corpus]
         return
     if isinstance(corpus, os.PathLike):
@@ -231,8 +255,14 @@ def _batches(corpus: Corpus, text_field: str, cut_text: bool) -> Iterator[list[s
         )
     batch: list[str] = []
     size = 0
+    # Only the first text is checked: a list of file names fails on its first, and a stat
+    # call per text would cost seconds on a list of a million lines.
+    first = True
     for item in corpus:
         if isinstance(item, str):
+            if first:
+                _refuse_file_name(item)
+                first = False
             batch.append(item)
             size += len(item)
             if size >= BATCH_CHARS:

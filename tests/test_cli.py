@@ -8,6 +8,7 @@ test_tiktoken_oracle.py), never from the command under test.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -49,7 +50,7 @@ def gpt2():
 def test_encode_stdin_to_stdout_and_back(gpt2):
     out = ok("encode", stdin=TEXT)
     assert out == " ".join(map(str, gpt2.encode(TEXT))) + "\n"
-    assert ok("decode", stdin=out) == TEXT + "\n"
+    assert ok("decode", stdin=out) == TEXT
 
 
 def test_encode_files_one_line_each_and_json(tmp_path, gpt2):
@@ -95,10 +96,40 @@ def test_binary_id_files_round_trip(tmp_path, name, dtype):
     assert ok("decode", "-t", name, "-f", "bin", stdin=raw) == TEXT
 
 
+@pytest.mark.parametrize(
+    "text", ["abc", "abc\n", "", "\n", "two\r\nlines\n\n", "naïve 🙂", " trailing ", TEXT]
+)
+def test_encode_decode_pipe_is_byte_exact(text):
+    data = text.encode()
+    for fmt in ("text", "json"):
+        ids = run("encode", "-f", fmt, stdin=data).stdout
+        assert run("decode", "-f", fmt, stdin=ids).stdout == data, fmt
+
+
+def test_decode_writes_several_inputs_back_to_back(tmp_path):
+    # encode writes a line of ids per input; decode writes their texts as `cat` would.
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_bytes(b"first\n")
+    b.write_bytes(b"second, no newline")
+    ids = run("encode", str(a), str(b)).stdout
+    assert len(ids.splitlines()) == 2
+    assert run("decode", stdin=ids).stdout == b"first\nsecond, no newline"
+    as_json = run("encode", str(a), str(b), "-f", "json").stdout
+    assert run("decode", "-f", "json", stdin=as_json).stdout == b"first\nsecond, no newline"
+
+
+def test_decode_help_gives_the_default_dtype():
+    help_text = " ".join(ok("decode", "--help").split())
+    assert "default: uint16)" not in help_text
+    assert "smallest that fits the tokenizer" in help_text
+
+
 def test_special_tokens_policy_on_the_command_line(gpt2):
     text = "a<|endoftext|>b"
-    err = user_error("encode", stdin=text)
-    assert "<|endoftext|>" in err and "allow" in err
+    for command in (["encode"], ["count", "-t", "gpt2"], ["show"]):
+        err = user_error(*command, stdin=text)
+        # The one line names the token and the flags that decide, not the library's arguments.
+        assert "'<|endoftext|>'" in err and "--allow-special" in err and "--plain-special" in err
     assert ok("encode", "--allow-special", stdin=text).split() == list(
         map(str, gpt2.encode(text, allowed_special="all"))
     )
@@ -342,3 +373,167 @@ def test_train_names_a_non_utf8_file_and_offset(tmp_path):
     bad.write_bytes(b"fine text\n" * 10 + b"\xff oops")
     err = user_error("train", str(bad), "--out", str(tmp_path / "x.tokenmill"))
     assert "bad.txt" in err and "100" in err
+
+
+# ------------------------------------------------------------------------ --json everywhere
+
+
+def subcommands() -> list[str]:
+    from tokenmill.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.choices and "encode" in a.choices)
+    return sorted(sub.choices)
+
+
+def test_every_subcommand_answers_json(tmp_path, gpt2):
+    (tmp_path / "t.txt").write_text("hello world\n")
+    shards = str(tmp_path / "shards")
+    runs = {
+        "train": ["--corpus", "shakespeare", "-v", "300", "-o", str(tmp_path / "t.tokenmill")],
+        "encode": ["t.txt"],
+        "decode": [],
+        "count": ["-t", "gpt2", "t.txt"],
+        "show": ["hello world"],
+        "inspect": ["gpt2", "--top", "2"],
+        "compare": ["-t", "gpt2"],
+        "convert": ["gpt2", "g.json"],
+        "report": ["gpt2", "--corpus", "t.txt"],
+        "encode-corpus": ["t.txt", "-t", "gpt2", "-o", shards],
+        "verify-shards": [shards],
+    }
+    assert sorted([*runs, "serve"]) == subcommands()  # a new subcommand is tested here too
+    answers = {}
+    for command, args in runs.items():
+        r = run(command, *args, "--json", "-q", stdin="31373 995", cwd=tmp_path)
+        assert r.returncode == 0, (command, r.stderr.decode())
+        answers[command] = json.loads(r.stdout)
+    assert answers["encode"]["inputs"] == [
+        {"file": "t.txt", "tokens": 3, "ids": gpt2.encode("hello world\n")}
+    ]
+    assert answers["decode"]["texts"] == ["hello world"]
+    assert answers["convert"]["written"] == ["g.json"]
+    assert tokenmill.load(tmp_path / "g.json").encode("hello") == gpt2.encode("hello")
+    # With -o the ids go to the file, and stdout says what was written.
+    r = run("encode", "t.txt", "-o", "ids.npy", "--json", cwd=tmp_path)
+    assert json.loads(r.stdout)["written"] == "ids.npy"
+    assert np.load(tmp_path / "ids.npy").tolist() == gpt2.encode("hello world\n")
+
+
+def test_serve_answers_json_and_stops_at_once_on_sigterm():
+    import signal
+    import time
+
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tokenmill", "serve", "gpt2", "--port", "0", "--json", "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        info = json.loads(p.stdout.readline())
+        assert info["tokenizers"] == ["gpt2"] and info["url"].startswith("http://127.0.0.1:")
+        start = time.perf_counter()
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=10)
+        # Measured 3-7 ms; a second leaves room for a loaded machine.
+        assert time.perf_counter() - start < 1.0
+    finally:
+        p.kill()
+        p.wait()
+
+
+# ------------------------------------------------------------------------ rank files
+
+
+@pytest.fixture(scope="module")
+def rank_file(tmp_path_factory):
+    """A tokenizer trained here, saved as a rank file: its ranks alone, no pattern."""
+    from tokenmill.sources import bundled_corpus
+
+    tok = tokenmill.train(bundled_corpus("holmes")[:100_000], 400, pattern="gpt2")
+    path = tmp_path_factory.mktemp("ranks") / "holmes.tiktoken"
+    tok.save(path)
+    return path, tok
+
+
+def test_a_rank_file_gets_its_pattern_and_special_tokens_from_flags(rank_file, tmp_path):
+    path, tok = rank_file
+    rank = str(path)
+    err = user_error("encode", "-t", rank, stdin="x")
+    assert "holmes.tiktoken" in err and "--pattern" in err and "pattern=" not in err
+    ids = ok("encode", "-t", rank, "--pattern", "gpt2", stdin=TEXT)
+    assert ids.split() == list(map(str, tok.encode(TEXT)))
+    assert ok("decode", "-t", rank, "-p", "gpt2", stdin=ids) == TEXT
+    # --special TOKEN takes the next id, as in train; TOKEN=ID names the id.
+    text = "the end<|endoftext|>"
+    for special, want in (("<|endoftext|>", "400"), ("<|endoftext|>=1000", "1000")):
+        out = ok("encode", "-t", rank, "-p", "gpt2", "--special", special, "--allow-special",
+                 stdin=text)  # fmt: skip
+        assert out.split()[-1] == want
+    # Every command that takes a TOKENIZER takes them.
+    counted = json.loads(ok("count", "-t", "gpt2", "-t", rank, "-p", "gpt2", "--json", stdin=TEXT))
+    assert counted["total"][rank] == len(tok.encode(TEXT))
+    shown = "|".join(tok.decode([i]) for i in tok.encode("hello there"))
+    assert ok("show", "-t", rank, "-p", "gpt2", "hello there") == shown + "\n"
+    assert json.loads(ok("inspect", rank, "-p", "gpt2", "--json"))["n_vocab"] == 400
+    assert "holmes.tiktoken" in ok("compare", "-t", rank, "-p", "gpt2")
+    out = tmp_path / "h.tokenmill"
+    ok("convert", rank, str(out), "-p", "gpt2", "--special", "<|endoftext|>")
+    back = tokenmill.load(out)
+    assert back.pattern_name == "gpt2" and back.special_tokens == {"<|endoftext|>": 400}
+    (tmp_path / "c.txt").write_text(TEXT)
+    data = json.loads(ok("report", rank, "-p", "gpt2", "--corpus", str(tmp_path / "c.txt"),
+                         "--json", "-q"))  # fmt: skip
+    assert data["tokenizers"][0]["pattern"] == "gpt2"
+    # A tokenizer that says its own pattern refuses the flags rather than ignoring them.
+    assert "--pattern" in user_error("encode", "-t", "gpt2", "--pattern", "cl100k", stdin="x")
+    assert "--special" in user_error("encode", "-t", "gpt2", "--special", "<|x|>", stdin="x")
+
+
+# ------------------------------------------------------------------------ how things look
+
+
+def test_train_with_a_special_token_its_summary_sentence_holds(tmp_path):
+    # The summary's unseen sentence holds 'a': it is encoded as plain text, as the corpus is.
+    r = run("train", "--corpus", "shakespeare", "-v", "300", "-s", "a", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    assert "an unseen sentence:" in r.stdout.decode()
+    assert tokenmill.load(tmp_path / "shakespeare-300.tokenmill").special_tokens == {"a": 299}
+
+
+def test_a_training_warning_is_one_line_that_quiet_silences(tmp_path):
+    args = ("train", "--corpus", "shakespeare", "-v", "300", "--min-frequency", "10000000",
+            "-o", str(tmp_path / "t.tokenmill"))  # fmt: skip
+    r = run(*args)
+    assert r.returncode == 0
+    err = r.stderr.decode()
+    assert err.startswith("tokenmill: warning: training stopped after 0 merges")
+    assert err.count("\n") == 1 and "--min-frequency" in err
+    r = run(*args, "-q")
+    assert r.returncode == 0 and r.stderr == b""
+
+
+def test_compare_columns_line_up_and_keep_file_names(tmp_path):
+    long_name = tmp_path / "a-rather-long-file-name.txt"
+    long_name.write_text("x " * 1_100_000)  # 1,100,001 gpt2 tokens: seven digits
+    out = ok("compare", "-t", "gpt2", "-t", "o200k_base", str(long_name))
+    table = [line for line in out.splitlines() if not line.startswith("cells:")]
+    assert len({len(line) for line in table}) == 1, out
+    assert "a-rather-long-file-name.txt " in out and "1,100,001" in out
+
+
+def test_tokens_are_shown_one_way(tmp_path):
+    ranks = {bytes([b]): b for b in range(256)}
+    for t in (b"  ", b"    ", b" " * 8, b" " * 16, b" " * 24, b"\xe3\x81", b"\\n"):
+        ranks[t] = len(ranks)
+    tokenmill.Tokenizer(ranks, "gpt2", name="t").save(tmp_path / "t.tokenmill")
+    out = ok("inspect", str(tmp_path / "t.tokenmill"), "--top", "7")
+    # A byte that is not a whole character: one backslash, as in a bytes literal.
+    assert "'\\xe3' + '\\x81'  " in out and "-> '\\xe3\\x81'" in out
+    assert "\\\\x" not in out
+    # A real backslash is doubled, so the two bytes \n are not the newline '\n'.
+    assert "'\\\\' + 'n'  " in out and "-> '\\\\n'" in out
+    # Runs of one character: the same form at every length.
+    assert "' ' x 8 + ' ' x 8  " in out and "-> ' ' x 16" in out
+    assert "' ' x 24" in out and "' ' x 4" in out and "'  '" in out
+    assert not re.search("'( {4,})'", out)

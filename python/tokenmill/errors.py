@@ -115,6 +115,18 @@ class UnknownTokenizerError(TokenmillError, ValueError):
     """A tokenizer name that is neither built in, known for download, nor a file."""
 
 
+class MissingPatternError(UnknownTokenizerError):
+    """A rank file loaded without a split pattern: the file holds the ranks alone, so the
+    loader must be told how to split text (``pattern=``; ``--pattern`` on the command line)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        super().__init__(
+            f"{source}: a rank file does not say how to split text; pass pattern= "
+            "(a name: gpt2, cl100k, o200k, or a regex)"
+        )
+
+
 class UnknownModelError(TokenmillError, KeyError):
     """A model name whose encoding is not known
     (``tokenmill.compat.tiktoken.encoding_name_for_model``)."""

@@ -32,6 +32,7 @@ from tokenmill import _core, formats
 from tokenmill.errors import (
     DownloadError,
     HashMismatchError,
+    MissingPatternError,
     UnknownTokenizerError,
     VocabFileError,
 )
@@ -214,10 +215,7 @@ def build(
     """
     use_pattern = pattern or vocab.pattern
     if use_pattern is None:
-        raise UnknownTokenizerError(
-            f"{vocab.source}: a rank file does not say how to split text; pass pattern= "
-            "(a name: gpt2, cl100k, o200k, or a regex)"
-        )
+        raise MissingPatternError(vocab.source)
     specials = vocab.special_tokens if special_tokens is None else special_tokens
     merges = None
     if vocab.merges is not None:

@@ -73,26 +73,41 @@ def compare(
 
 
 def format_comparison(result: dict[str, Any]) -> str:
-    """One row per sample, one column per tokenizer (tokens and bytes/token), then totals."""
+    """One row per sample, one column per tokenizer (tokens and bytes/token), then totals.
+    Every column is as wide as its widest cell, so names and counts are never cut.
+
+    >>> r = {"rows": [{"sample": "a-long-file-name.txt", "tokenizer": "gpt2",
+    ...                "tokens": 1234567, "bytes_per_token": 3.25}],
+    ...      "totals": [{"tokenizer": "gpt2", "tokens": 1234567, "bytes_per_token": 3.25}]}
+    >>> print(format_comparison(r), end="")
+    sample                             gpt2
+    ---------------------------------------
+    a-long-file-name.txt    1,234,567 (3.2)
+    ---------------------------------------
+    tokens                        1,234,567
+    bytes/token                        3.25
+    cells: tokens (bytes per token); fewer tokens = more text per model step
+    """
     names = [t["tokenizer"] for t in result["totals"]]
     samples = list(dict.fromkeys(r["sample"] for r in result["rows"]))
     cell = {(r["sample"], r["tokenizer"]): r for r in result["rows"]}
-    width = max(12, *(len(n) for n in names))
-    lines = ["sample".ljust(14) + "".join(n.rjust(width + 2) for n in names)]
-    lines.append("-" * len(lines[0]))
-    for s in samples:
-        row = s[:14].ljust(14)
-        for n in names:
-            r = cell[(s, n)]
-            row += f"{r['tokens']:>{width - 6},} ({r['bytes_per_token']:.1f})".rjust(width + 2)
-        lines.append(row)
-    lines.append("-" * len(lines[0]))
-    lines.append(
-        "tokens".ljust(14) + "".join(f"{t['tokens']:,}".rjust(width + 2) for t in result["totals"])
-    )
-    lines.append(
-        "bytes/token".ljust(14)
-        + "".join(f"{t['bytes_per_token']:.2f}".rjust(width + 2) for t in result["totals"])
-    )
+    rows = [
+        [s, *(f"{cell[(s, n)]['tokens']:,} ({cell[(s, n)]['bytes_per_token']:.1f})" for n in names)]
+        for s in samples
+    ]
+    totals = [
+        ["tokens", *(f"{t['tokens']:,}" for t in result["totals"])],
+        ["bytes/token", *(f"{t['bytes_per_token']:.2f}" for t in result["totals"])],
+    ]
+    label = max(14, *(len(r[0]) + 2 for r in rows))
+    # One width for all tokenizer columns, so that they read as one table.
+    width = max(12, *(len(n) for n in names), *(len(c) for r in rows + totals for c in r[1:])) + 2
+
+    def line(cells: list[str]) -> str:
+        return cells[0].ljust(label) + "".join(c.rjust(width) for c in cells[1:])
+
+    header = line(["sample", *names])
+    rule = "-" * len(header)
+    lines = [header, rule, *map(line, rows), rule, *map(line, totals)]
     lines.append("cells: tokens (bytes per token); fewer tokens = more text per model step")
     return "\n".join(lines) + "\n"

@@ -12,23 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from tokenmill.analysis.show import token_text
+from tokenmill.analysis.show import token_repr
 
 if TYPE_CHECKING:
     from tokenmill.tokenizer import Tokenizer
-
-
-def _shown(data: bytes) -> str:
-    """A token for a terminal line: its repr, with long runs of one character abbreviated.
-
-    >>> _shown(b"-" * 112), _shown(b" " + b"=" * 40), _shown(b" hello")
-    ("'-' x 112", "' ' + '=' x 40", "' hello'")
-    """
-    text = token_text(data)
-    if len(text) > 16 and len(set(text[1:])) == 1:
-        run = f"{text[1]!r} x {len(text) - 1 + (text[0] == text[1])}"
-        return run if text[0] == text[1] else f"{text[0]!r} + {run}"
-    return repr(text)
 
 
 # Token-length histogram rows (bytes): each length up to 16, then wider ranges.
@@ -53,10 +40,10 @@ def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
     merged = [r for r in range(len(tokens)) if len(tokens[r]) > 1]
 
     def merge_row(rank: int) -> dict[str, Any]:
-        row: dict[str, Any] = {"rank": rank, "merged": _shown(tokens[rank])}
+        row: dict[str, Any] = {"rank": rank, "merged": token_repr(tokens[rank])}
         p = parents[rank]
         if p is not None:
-            row["left"], row["right"] = _shown(tokens[p[0]]), _shown(tokens[p[1]])
+            row["left"], row["right"] = token_repr(tokens[p[0]]), token_repr(tokens[p[1]])
         if merges is not None and rank >= 256 and rank - 256 < len(merges):
             row["count"] = merges[rank - 256].count
         return row
@@ -77,7 +64,7 @@ def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
         "first_merges": [merge_row(r) for r in merged[:top]],
         "last_merges": [merge_row(r) for r in merged[-top:]],
         "longest_tokens": [
-            {"rank": r, "bytes": len(tokens[r]), "text": _shown(tokens[r])} for r in longest
+            {"rank": r, "bytes": len(tokens[r]), "text": token_repr(tokens[r])} for r in longest
         ],
         "length_histogram": dict(buckets),
         "mean_token_bytes": sum(len(t) for t in tokens) / len(tokens),

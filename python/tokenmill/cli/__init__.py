@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from tokenmill.cli import corpus, report, serve, text, train, vocab
-from tokenmill.errors import TokenmillError, UsageError
+from tokenmill.cli.common import disallowed_special_message
+from tokenmill.errors import DisallowedSpecialTokenError, TokenmillError, UsageError
 
 EXIT_USAGE = 2
 
@@ -29,8 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tokenmill",
         description="Train, run and inspect byte-level BPE tokenizers.",
         epilog="TOKENIZER is a name (gpt2, cl100k_base, o200k_base, ...) or a file in any format, "
-        "told from its content: a tokenmill tokenizer, an OpenAI .tiktoken rank file, a HF "
-        "tokenizer.json, or GPT-2's encoder.json + vocab.bpe.",
+        "told from its content: a tokenmill tokenizer, a .tiktoken rank file (split by "
+        "--pattern, with --special tokens, unless it is OpenAI's), a HF tokenizer.json, or "
+        "GPT-2's encoder.json + vocab.bpe.",
     )
     p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -58,14 +61,23 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tokenmill`` command; returns the exit status."""
     parser = build_parser()
+    args = None
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        args.func(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            if args.quiet:
+                warnings.simplefilter("ignore")
+            args.func(args)
         return 0
     except UsageError as e:
+        return _fail(str(e))
+    except DisallowedSpecialTokenError as e:
+        if hasattr(args, "allow_special"):  # the command has the flags that decide
+            return _fail(disallowed_special_message(e.token))
         return _fail(str(e))
     except BrokenPipeError:
         # The reader went away (e.g. `tokenmill encode big.txt | head`): not an error.
@@ -78,6 +90,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tokenmill: interrupted", file=sys.stderr)
         return 130
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A warning as the command says everything: one line on stderr, no source line."""
+    first = str(message).strip().splitlines()[0] if str(message).strip() else category.__name__
+    print(f"tokenmill: warning: {first}", file=sys.stderr, flush=True)
 
 
 def _fail(message: str) -> int:

@@ -39,11 +39,88 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
-def load_tokenizer(spec: str) -> Any:
-    """The tokenizer a ``TOKENIZER`` argument names (see ``tokenmill --help``)."""
+def load_tokenizer(args: argparse.Namespace, spec: str) -> Any:
+    """The tokenizer a ``TOKENIZER`` argument names (see ``tokenmill --help``), a rank file
+    split by ``--pattern`` with the ``--special`` tokens (:func:`load_tokenizers`)."""
+    return load_tokenizers(args, [spec])[0]
+
+
+def load_tokenizers(args: argparse.Namespace, specs: list[str]) -> list[Any]:
+    """The tokenizers ``TOKENIZER`` arguments name. ``--pattern`` and ``--special`` give what a
+    rank file does not say; a tokenizer that says its own keeps it, and flags that no
+    tokenizer needs are an error rather than silently ignored."""
+    from tokenmill.errors import MissingPatternError
     from tokenmill.pretrained import load
 
-    return load(spec)
+    pattern: str | None = getattr(args, "pattern", None)
+    specials = special_tokens_argument(getattr(args, "special", None) or [])
+    used = False
+    toks = []
+    for spec in specs:
+        try:
+            tok = load(spec)
+        except MissingPatternError as e:
+            if pattern is None:
+                raise UsageError(
+                    f"{e.source}: a rank file does not say how to split text; pass --pattern "
+                    "(gpt2, cl100k, o200k or a regex)"
+                ) from None
+            # A rank file loads twice when it takes special tokens: their ids follow its ranks,
+            # which only the first load counts.
+            tok = load(spec, pattern=pattern)
+            if specials:
+                tok = load(spec, pattern=pattern, special_tokens=special_ids(specials, tok.n_vocab))
+            used = True
+        toks.append(tok)
+    if (pattern is not None or specials) and not used:
+        flags = " and ".join(f for f, v in (("--pattern", pattern), ("--special", specials)) if v)
+        raise UsageError(
+            f"{flags}: only for a rank file (.tiktoken), which does not say its pattern and "
+            f"special tokens; {', '.join(specs)} "
+            + ("says its own" if len(specs) == 1 else "say their own")
+        )
+    return toks
+
+
+def special_tokens_argument(values: list[str]) -> list[tuple[str, int | None]]:
+    """``--special TOKEN[=ID]`` values as (token, id or None). A token that itself ends in
+    ``=`` and digits is given with its id: ``--special 'a=1=7'``.
+
+    >>> special_tokens_argument(["<|endoftext|>", "<|pad|>=50300"])
+    [('<|endoftext|>', None), ('<|pad|>', 50300)]
+    """
+    out: list[tuple[str, int | None]] = []
+    for value in values:
+        token, eq, number = value.rpartition("=")
+        if eq and token and number.isdigit():
+            out.append((token, int(number)))
+        else:
+            out.append((value, None))
+    seen = [t for t, _ in out]
+    for t in seen:
+        if seen.count(t) > 1:
+            raise UsageError(f"--special {t!r} is given twice")
+    return out
+
+
+def special_ids(specials: list[tuple[str, int | None]], n_vocab: int) -> dict[str, int]:
+    """Ids for the special tokens: the given ones, the others the next free ids from
+    ``n_vocab`` on, in order (as ``train`` gives them).
+
+    >>> special_ids([("<|a|>", None), ("<|b|>", 400), ("<|c|>", None)], 400)
+    {'<|a|>': 401, '<|b|>': 400, '<|c|>': 402}
+    """
+    taken = {i for _, i in specials if i is not None}
+    ids: dict[str, int] = {}
+    next_id = n_vocab
+    for token, given in specials:
+        if given is None:
+            while next_id in taken:
+                next_id += 1
+            given = next_id
+            taken.add(given)
+        ids[token] = given
+    return ids
 
 
 def read_bytes(path: str) -> bytes:
@@ -110,7 +187,8 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
 
 
 def add_tokenizer_argument(sp: argparse.ArgumentParser, many: bool = False) -> None:
-    """``-t/--tokenizer`` (repeatable with ``many``)."""
+    """``-t/--tokenizer`` (repeatable with ``many``), and ``--pattern`` / ``--special`` for a
+    rank file."""
     if many:
         sp.add_argument(
             "-t",
@@ -124,6 +202,26 @@ def add_tokenizer_argument(sp: argparse.ArgumentParser, many: bool = False) -> N
         sp.add_argument(
             "-t", "--tokenizer", default="gpt2", metavar="TOKENIZER", help="default: gpt2"
         )
+    add_load_arguments(sp)
+
+
+def add_load_arguments(sp: argparse.ArgumentParser) -> None:
+    """``--pattern`` and ``--special``: what a rank file, which holds the ranks alone, does not
+    say (:func:`load_tokenizers`)."""
+    sp.add_argument(
+        "-p",
+        "--pattern",
+        help="split pattern of a .tiktoken rank file: gpt2, cl100k, o200k or a regex",
+    )
+    sp.add_argument(
+        "-s",
+        "--special",
+        action="append",
+        default=[],
+        metavar="TOKEN[=ID]",
+        help="a special token of a rank file, e.g. '<|endoftext|>' (the next id) or "
+        "'<|endoftext|>=50256' (repeatable)",
+    )
 
 
 def add_special_arguments(sp: argparse.ArgumentParser) -> None:
@@ -138,6 +236,15 @@ def add_special_arguments(sp: argparse.ArgumentParser) -> None:
         "--plain-special",
         action="store_true",
         help="encode special-token strings as plain text",
+    )
+
+
+def disallowed_special_message(token: str) -> str:
+    """What the commands with ``--allow-special`` / ``--plain-special`` say when the text holds
+    a special token's string and neither is given."""
+    return (
+        f"the text contains the special token {token!r}; pass --allow-special to encode it "
+        "as that special token, or --plain-special to encode it as plain text"
     )
 
 

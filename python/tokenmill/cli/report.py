@@ -4,10 +4,17 @@ terminal summary, JSON and a self-contained HTML page."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
-from tokenmill.cli.common import AddCommand, emit_json, progress
+from tokenmill.cli.common import (
+    AddCommand,
+    add_load_arguments,
+    emit_json,
+    load_tokenizers,
+    progress,
+)
 from tokenmill.errors import UsageError
 from tokenmill.sources.files import find
 
@@ -23,6 +30,7 @@ def add_commands(add: AddCommand) -> None:
         metavar="TOKENIZER",
         help="names or files (gpt2, cl100k_base, o200k_base, my.tokenmill, ...)",
     )
+    add_load_arguments(sp)
     sp.add_argument(
         "--corpus",
         nargs="+",
@@ -49,8 +57,11 @@ def run_report(args: argparse.Namespace) -> None:
     # Found before any tokenizer is loaded, so that a wrong name fails at once.
     corpus = [f.path for f in find(args.corpus)] if args.corpus else None
     start = time.perf_counter()
+    toks = load_tokenizers(args, args.tokenizer)
+    # Labelled by file name, as the report labels the paths it loads itself.
+    labels = [os.path.basename(spec) or spec for spec in args.tokenizer]
     r = report(
-        args.tokenizer,
+        list(zip(labels, toks, strict=True)),
         corpus,
         num_threads=args.threads,
         progress=lambda m: progress(args, m),

@@ -7,7 +7,7 @@ import argparse
 import errno
 import sys
 
-from tokenmill.cli.common import AddCommand, load_tokenizer, progress
+from tokenmill.cli.common import AddCommand, add_load_arguments, load_tokenizers, progress
 from tokenmill.errors import UsageError
 
 DEFAULT_TOKENIZERS = ("gpt2", "cl100k_base", "o200k_base")
@@ -43,6 +43,7 @@ def add_commands(add: AddCommand) -> None:
         help="names or files, e.g. a tokenizer from `tokenmill train` "
         f"(default: {' '.join(DEFAULT_TOKENIZERS)})",
     )
+    add_load_arguments(sp)
     sp.add_argument(
         "--host",
         default="127.0.0.1",
@@ -82,9 +83,7 @@ def run_serve(args: argparse.Namespace) -> None:
     names = display_names(specs)
     if len(set(names)) != len(names):
         raise UsageError("the same tokenizer is given twice")
-    playground = Playground(
-        {name: load_tokenizer(spec) for name, spec in zip(names, specs, strict=True)}
-    )
+    playground = Playground(dict(zip(names, load_tokenizers(args, specs), strict=True)))
     try:
         server = PlaygroundServer(
             playground,

@@ -14,6 +14,7 @@ from tokenmill.cli.common import (
     emit_json,
     inputs,
     load_tokenizer,
+    load_tokenizers,
     print_table,
     read_bytes,
     read_text,
@@ -25,7 +26,7 @@ from tokenmill.errors import UsageError
 
 def add_commands(add: AddCommand) -> None:
     """The subcommands of this module, with their arguments."""
-    sp = add("encode", "text -> token ids", run_encode)
+    sp = add("encode", "text -> token ids (a line of ids per input)", run_encode)
     sp.add_argument("files", nargs="*", metavar="FILE", help="text files (default: stdin)")
     add_tokenizer_argument(sp)
     add_special_arguments(sp)
@@ -43,13 +44,17 @@ def add_commands(add: AddCommand) -> None:
         "same (default: all CPUs)",
     )
 
-    sp = add("decode", "token ids -> text", run_decode)
+    sp = add("decode", "token ids -> text, exactly the bytes they stand for", run_decode)
     sp.add_argument("file", nargs="?", metavar="FILE", help="ids file (default: stdin)")
     add_tokenizer_argument(sp)
     sp.add_argument(
         "-f", "--format", choices=idio.FORMATS, help="default: from the file name, else text"
     )
-    sp.add_argument("--dtype", choices=idio.DTYPES, help="for bin input (default: uint16)")
+    sp.add_argument(
+        "--dtype",
+        choices=idio.DTYPES,
+        help="for bin input (default: the smallest that fits the tokenizer, as encode writes)",
+    )
     sp.add_argument(
         "--errors",
         default="replace",
@@ -73,22 +78,45 @@ def add_commands(add: AddCommand) -> None:
 def run_encode(args: argparse.Namespace) -> None:
     from tokenmill.tokenizer import default_threads
 
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args, args.tokenizer)
     threads = default_threads() if args.threads is None else args.threads
     if threads < 1:
         raise UsageError(f"--threads must be >= 1, not {threads}")
-    docs = [
-        tok.encode(text, num_threads=threads, **special_kwargs(args)) for _, text in inputs(args)
+    named = [
+        (name, tok.encode(text, num_threads=threads, **special_kwargs(args)))
+        for name, text in inputs(args)
     ]
+    docs = [ids for _, ids in named]
     fmt = args.format or idio.guess_format(args.output)
     dtype = idio.dtype_for(tok.n_vocab, args.dtype)
+    if args.json and args.output is None:
+        # stdout is the JSON: the ids are in it, in no other format.
+        if args.format not in (None, "json"):
+            raise UsageError(f"--json prints the ids as JSON; for {args.format} ids use -o FILE")
+        emit_json(
+            {
+                "tokenizer": args.tokenizer,
+                "inputs": [{"file": n, "tokens": len(ids), "ids": ids} for n, ids in named],
+            }
+        )
+        return
     if fmt in ("npy", "bin") and args.output is None and sys.stdout.isatty():
         raise UsageError(f"refusing to write binary {fmt} to a terminal; use -o FILE or a pipe")
     write_output(args.output, lambda f: idio.write_ids(f, docs, fmt, dtype))
+    if args.json:
+        emit_json(
+            {
+                "tokenizer": args.tokenizer,
+                "written": args.output,
+                "format": fmt,
+                "dtype": dtype if fmt in ("npy", "bin") else None,
+                "inputs": [{"file": n, "tokens": len(ids)} for n, ids in named],
+            }
+        )
 
 
 def run_decode(args: argparse.Namespace) -> None:
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args, args.tokenizer)
     path = args.file or "-"
     fmt = args.format or idio.guess_format(None if path == "-" else path)
     data = read_bytes(path)
@@ -97,14 +125,19 @@ def run_decode(args: argparse.Namespace) -> None:
         docs = idio.read_ids(data, fmt, args.dtype or idio.dtype_for(tok.n_vocab))
     except ValueError as e:
         raise UsageError(f"{path}: {e}") from None
-    text = "".join(
-        tok.decode(d, errors=args.errors) + ("\n" if fmt == "text" else "") for d in docs
-    )
-    sys.stdout.write(text)
+    if args.json:
+        texts = [tok.decode(d, errors=args.errors) for d in docs]
+        emit_json({"tokenizer": args.tokenizer, "texts": texts})
+        return
+    # Exactly the bytes the ids stand for, documents back to back as `cat` joins files, and
+    # nothing added: `encode | decode` gives back its input byte for byte (a newline comes
+    # back when the ids hold one). Written as bytes: stdout's encoding could change them.
+    text = tok.decode([i for d in docs for i in d], errors=args.errors)
+    write_output(None, lambda f: f.write(text.encode("utf-8")))
 
 
 def run_count(args: argparse.Namespace) -> None:
-    toks = [(spec, load_tokenizer(spec)) for spec in args.tokenizer]
+    toks = list(zip(args.tokenizer, load_tokenizers(args, args.tokenizer), strict=True))
     rows = []
     totals = {spec: 0 for spec, _ in toks}
     for name, text in inputs(args):
@@ -126,9 +159,9 @@ def run_count(args: argparse.Namespace) -> None:
 
 
 def run_show(args: argparse.Namespace) -> None:
-    from tokenmill.analysis.show import render
+    from tokenmill.analysis.show import render, token_text
 
-    tok = load_tokenizer(args.tokenizer)
+    tok = load_tokenizer(args, args.tokenizer)
     text = " ".join(args.text) if args.text else read_text("-")
     ids = tok.encode(text, **special_kwargs(args))
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
@@ -137,7 +170,7 @@ def run_show(args: argparse.Namespace) -> None:
             {
                 "tokenizer": args.tokenizer,
                 "tokens": [
-                    {"id": i, "bytes": list(b), "text": b.decode("utf-8", "backslashreplace")}
+                    {"id": i, "bytes": list(b), "text": token_text(b)}
                     for i, b in zip(ids, tok.decode_tokens_bytes(ids), strict=True)
                 ],
             }

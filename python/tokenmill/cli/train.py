@@ -142,7 +142,8 @@ def summarize(tok: Any, seconds: float, sample: str | None, top: int) -> dict[st
         "first_merges": info["first_merges"],
         "longest_tokens": info["longest_tokens"],
         "unseen_text": UNSEEN,
-        "unseen_tokens": render(tok, tok.encode(UNSEEN)),
+        # Plain text, as the corpus below: a special token may be any string, even "a".
+        "unseen_tokens": render(tok, tok.encode_ordinary(UNSEEN)),
     }
     if sample is not None:
         nbytes = len(sample.encode("utf-8"))

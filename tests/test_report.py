@@ -32,7 +32,7 @@ from tokenmill.analysis.failures import (
     structured,
     whitespace,
 )
-from tokenmill.analysis.failures.corpus import corpus_from, default_corpus
+from tokenmill.analysis.failures.corpus import corpus_from, default_corpus, short_names
 from tokenmill.analysis.failures.encoded import encode_corpus, pieces
 from tokenmill.sources import bundled_corpus
 
@@ -50,9 +50,21 @@ def trained():
 
 
 @pytest.fixture(scope="module")
-def small_report(gpt2, trained):
-    corpus = {"holmes-200k.txt": TRAIN_TEXT, "code.py": whitespace_code()}
-    return report([("gpt2", gpt2), ("trained", trained)], corpus=corpus)
+def small_corpus():
+    """Text, code, parallel texts and one dataset in two formats: every section measures it."""
+    d = default_corpus()
+    return {
+        "holmes-200k.txt": TRAIN_TEXT,
+        "code.py": whitespace_code(),
+        **{f"ml/{lang}.txt": d.languages[lang] for lang in ("en", "de", "ja")},
+        "d.json": d.structured["json"],
+        "d.csv": d.structured["csv"],
+    }
+
+
+@pytest.fixture(scope="module")
+def small_report(gpt2, trained, small_corpus):
+    return report([("gpt2", gpt2), ("trained", trained)], corpus=small_corpus)
 
 
 def whitespace_code() -> str:
@@ -207,7 +219,7 @@ def test_whitespace_share_and_indentation_by_brute_force(small_report, gpt2):
 # ------------------------------------------------------------------------- 5. trailing space
 
 
-def test_trailing_space_examples_match_tiktoken(small_report):
+def test_trailing_space_examples_match_tiktoken(small_report, small_corpus):
     oracle = tiktoken_encoding("gpt2")
     sec = small_report.sections["trailing"]["gpt2"]
     for ex in sec["examples"]:
@@ -219,7 +231,7 @@ def test_trailing_space_examples_match_tiktoken(small_report):
         assert oracle.decode(natural) == oracle.decode(typed) and natural != typed
     oh = sec["examples"][0]
     assert oh["natural"][-1] == " Oh" and oh["trailing_space"][-2:] == [" ", "Oh"]
-    ids = oracle.encode_ordinary(TRAIN_TEXT) + oracle.encode_ordinary(whitespace_code())
+    ids = [i for text in small_corpus.values() for i in oracle.encode_ordinary(text)]
     assert sec["lone_space_tokens"] == ids.count(220)  # 220 = " " in gpt2
 
 
@@ -290,7 +302,9 @@ def test_no_merge_path_verified_with_shortcut_free_bpe():
         assert (got != [r]) == (r in unmerged)
 
 
-def test_partial_utf8_never_seen_rare_and_residue_by_brute_force(small_report, trained):
+def test_partial_utf8_never_seen_rare_and_residue_by_brute_force(
+    small_report, trained, small_corpus
+):
     gpt2 = tokenmill.load("gpt2")
     for name, tok in (("gpt2", gpt2), ("trained", trained)):
         sec = small_report.sections["glitch"][name]
@@ -298,7 +312,7 @@ def test_partial_utf8_never_seen_rare_and_residue_by_brute_force(small_report, t
         toks = [tok.decode_single_token_bytes(i) for i in range(n)]
         partial = [i for i, t in enumerate(toks) if not _is_utf8(t)]
         assert sec["partial_utf8"]["count"] == len(partial)
-        counts = Counter(tok.encode_ordinary(TRAIN_TEXT) + tok.encode_ordinary(whitespace_code()))
+        counts = Counter(i for text in small_corpus.values() for i in tok.encode_ordinary(text))
         assert sec["never_seen"]["count"] == sum(1 for i in range(n) if counts[i] == 0)
         assert sec["rarely_seen"]["count"] == sum(
             1 for i in range(n) if 1 <= counts[i] <= glitch.RARE
@@ -359,16 +373,20 @@ def test_structured_counts_by_brute_force(gpt2):
 # ------------------------------------------------------------------------ 9. compression
 
 
-def test_compression_and_embedding_cost(small_report, gpt2):
+def test_compression_and_embedding_cost(small_report, gpt2, small_corpus):
     sec = small_report.sections["compression"]["gpt2"]
+    assert [row["text"] for row in sec["rows"]] == list(small_corpus)
     for row in sec["rows"]:
-        text = TRAIN_TEXT if row["text"] == "holmes-200k.txt" else whitespace_code()
+        text = small_corpus[row["text"]]
         assert row["tokens"] == len(gpt2.encode_ordinary(text))
         assert row["bytes_per_token"] == pytest.approx(len(text.encode()) / row["tokens"])
     emb = {e["d_model"]: e for e in sec["embedding"]}
     assert sorted(emb) == [256, 512, 768, 1024, 2048, 4096]
     assert emb[768]["total"] == 2 * 50257 * 768
     assert emb[4096]["mb"]["bf16"] == pytest.approx(2 * 50257 * 4096 * 2 / 1e6)
+    # Both sizes the section documents, in the summary as in the data.
+    line = next(x for x in small_report.to_text().splitlines() if "d_model 4096" in x)
+    assert "1,647 MB fp32" in line and "823 MB bf16" in line
 
 
 def test_pieces_do_not_change_the_encoding(gpt2, monkeypatch):
@@ -425,6 +443,34 @@ def test_corpus_files_feed_their_sections(tmp_path, gpt2):
     r = report([gpt2], corpus=c)
     rows = r.sections["languages"]["gpt2"]["rows"]
     assert rows[1]["tokens"] == len(gpt2.encode("Guten Morgen, Freunde.\n"))
+
+
+def test_a_corpus_replaces_the_bundled_samples(tmp_path, gpt2):
+    data = default_corpus().structured["json"]
+    (tmp_path / "countries.json").write_text(data)
+    r = report([gpt2], corpus=[tmp_path / "countries.json"])
+    rows = r.sections["structured"]["gpt2"]["rows"]
+    assert [(x["format"], x["tokens"]) for x in rows] == [("json", len(gpt2.encode_ordinary(data)))]
+    # Neither code nor parallel texts in the corpus: those sections are not measured, rather
+    # than measured on the bundled samples the corpus replaces.
+    assert r.sections["whitespace"] == {} and r.sections["languages"] == {}
+    assert r.corpus["code_files"] == 0 and r.corpus["languages"] == []
+    for page in (r.to_text(), r.to_html()):
+        assert "not measured: the corpus has no code files" in page
+        assert "not measured: the corpus has no parallel texts" in page
+    assert "<svg" in r.to_html()
+
+
+def test_one_code_file_and_whole_paths(tmp_path, gpt2):
+    code = tmp_path / "a" / "x.py"
+    code.parent.mkdir()
+    code.write_text("def f():\n    return 1\n")
+    r = report([gpt2], corpus=[code])
+    text = r.to_text()
+    assert "(1 code file)" in text and "1 code files" not in text
+    # Files that share no folder but the root keep their whole paths, leading "/" and all.
+    assert short_names(["/a/x.txt", "/b/y.txt"]) == ["/a/x.txt", "/b/y.txt"]
+    assert short_names(["/d/a/x.txt", "/d/b/y.txt"]) == ["a/x.txt", "b/y.txt"]
 
 
 def test_text_json_and_atomic_save(small_report, tmp_path):
@@ -495,7 +541,9 @@ def test_cli_report(tmp_path, trained):
     assert p.returncode == 0, p.stderr
     assert "7. Glitch-token candidates" in p.stdout and "mine.tokenmill" in p.stdout
     assert "wrote out.html" in p.stderr
-    assert (tmp_path / "out.html").read_text().count("<svg") >= 6
+    page = (tmp_path / "out.html").read_text()
+    # Prose alone: the sections for parallel texts, code and data are not measured.
+    assert page.count("<svg") >= 3 and page.count("not measured: the corpus has no") == 3
     p = _cli("report", "mine.tokenmill", "--corpus", "c.txt", "--json", "-q", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)

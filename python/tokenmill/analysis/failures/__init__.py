@@ -38,7 +38,7 @@ from tokenmill.analysis.failures import (
     whitespace,
 )
 from tokenmill.analysis.failures.corpus import Corpus, corpus_from, default_corpus
-from tokenmill.analysis.failures.encoded import encode_corpus
+from tokenmill.analysis.failures.encoded import Encoded, encode_corpus
 from tokenmill.analysis.failures.measures import SECTIONS
 from tokenmill.errors import InvalidArgumentError, WrongTypeError
 
@@ -118,6 +118,20 @@ def _label(tokenizers: Sequence[Any]) -> list[tuple[str, Tokenizer]]:
     return out
 
 
+# Each section's data for one tokenizer: (tokenizer, corpus, its encoding, threads) -> data.
+_COMPUTE: dict[str, Callable[[Tokenizer, Corpus, Encoded, int | None], dict[str, Any]]] = {
+    "spelling": lambda tok, corp, enc, threads: spelling.compute(tok),
+    "languages": lambda tok, corp, enc, threads: languages.compute(tok, corp.languages, threads),
+    "numbers": lambda tok, corp, enc, threads: numbers.compute(tok, num_threads=threads),
+    "whitespace": lambda tok, corp, enc, threads: whitespace.compute(tok, corp.code, threads),
+    "trailing": lambda tok, corp, enc, threads: trailing.compute(tok, enc),
+    "specials": lambda tok, corp, enc, threads: specials.compute(tok),
+    "glitch": lambda tok, corp, enc, threads: glitch.compute(tok, enc, threads),
+    "structured": lambda tok, corp, enc, threads: structured.compute(tok, corp.structured, threads),
+    "compression": lambda tok, corp, enc, threads: compression.compute(tok, corp, enc),
+}
+
+
 def report(
     tokenizers: Sequence[str | os.PathLike[str] | Tokenizer | tuple[str, Tokenizer]],
     corpus: Mapping[str, str] | Iterable[str | os.PathLike[str]] | Corpus | None = None,
@@ -129,9 +143,11 @@ def report(
 
     ``tokenizers``: names or files (as :func:`tokenmill.load` takes them), :class:`Tokenizer`
     objects, or ``(label, Tokenizer)`` pairs. ``corpus``: ``{name: text}``, files/folders, or
-    None for the bundled samples; it feeds compression, glitch tokens and merge residue (give
-    a trained tokenizer's own training text to see its residue), and, when it holds such
-    files, the language, format and code sections (see :mod:`.corpus`).
+    None for the bundled samples. A corpus replaces the samples: it feeds compression, glitch
+    tokens and merge residue (give a trained tokenizer's own training text to see its
+    residue), and the language, format and code sections measure its files of their kind,
+    or nothing (``sections[key]`` is empty and ``corpus["not_measured"][key]`` says why; see
+    :mod:`.corpus`).
     """
     toks = _label(tokenizers)
     if corpus is None:
@@ -147,15 +163,9 @@ def report(
             progress(f"report: {name}")
         start = time.perf_counter()
         enc = encode_corpus(tok, corp, num_threads)
-        sections["spelling"][name] = spelling.compute(tok)
-        sections["languages"][name] = languages.compute(tok, corp.languages, num_threads)
-        sections["numbers"][name] = numbers.compute(tok, num_threads=num_threads)
-        sections["whitespace"][name] = whitespace.compute(tok, corp.code, num_threads)
-        sections["trailing"][name] = trailing.compute(tok, enc)
-        sections["specials"][name] = specials.compute(tok)
-        sections["glitch"][name] = glitch.compute(tok, enc, num_threads)
-        sections["structured"][name] = structured.compute(tok, corp.structured, num_threads)
-        sections["compression"][name] = compression.compute(tok, corp, enc)
+        for key, compute in _COMPUTE.items():
+            if key not in corp.not_measured:
+                sections[key][name] = compute(tok, corp, enc, num_threads)
         seconds[name] = time.perf_counter() - start
     info = [
         {
@@ -174,6 +184,7 @@ def report(
         "languages": sorted(corp.languages),
         "formats": sorted(corp.structured),
         "code_files": len(corp.code),
+        "not_measured": dict(corp.not_measured),
     }
     return Report(info, corpus_info, sections, seconds)
 

@@ -1,11 +1,12 @@
 """The texts a report measures: the bundled samples, or the user's files.
 
-Three sections need a particular kind of text — parallel translations (non-English cost), the
-same records in several formats (JSON vs YAML vs CSV vs XML) and source code (whitespace) — and
-take it from the user's files when they hold it (``en.txt`` + ``de.txt`` ...; ``x.json`` +
-``x.yml`` ...; ``*.py``, ``*.rs`` ...), else from the samples bundled in ``tokenmill/data``
-(see ``SOURCES.md`` there). The corpus-wide sections (compression, glitch tokens, merge
-residue) measure every file given, or all the bundled samples.
+Three sections need a particular kind of text — parallel translations (non-English cost), one
+dataset in one or more formats (JSON vs YAML vs CSV vs XML) and source code (whitespace). With
+no corpus every section measures the samples bundled in ``tokenmill/data`` (see
+``SOURCES.md`` there). A corpus replaces them all: those three sections measure its files of
+their kind (``en.txt`` + ``de.txt`` ...; ``x.json``, ``x.yml`` ...; ``*.py``, ``*.rs`` ...) and
+are not measured when it has none (:attr:`Corpus.not_measured` says why), and the
+corpus-wide sections (compression, glitch tokens, merge residue) measure every file given.
 
 >>> c = default_corpus()
 >>> sorted(c.structured), c.languages["de"].splitlines()[0][:40]
@@ -48,6 +49,8 @@ class Corpus:
     code: dict[str, str]
     source: str
     notes: list[str] = field(default_factory=list)
+    # Sections the corpus has no text for, each with the reason (section key -> reason).
+    not_measured: dict[str, str] = field(default_factory=dict)
 
     @property
     def n_bytes(self) -> int:
@@ -87,19 +90,30 @@ def default_corpus() -> Corpus:
 
 
 def short_names(paths: list[str]) -> list[str]:
-    """Paths relative to the folder they share (whole paths crowd a table).
+    """Paths relative to the folder they share (whole paths crowd a table); whole paths when
+    they share no folder but the root.
 
     >>> short_names(["/d/data/a.txt", "/d/data/udhr/a.txt"])
     ['a.txt', 'udhr/a.txt']
     >>> short_names(["notes.txt"])
     ['notes.txt']
+    >>> short_names(["/tmp/a.txt", "/home/b.txt"])
+    ['/tmp/a.txt', '/home/b.txt']
     """
     if len(paths) == 1:
         return [Path(paths[0]).name]
-    root = os.path.commonpath([os.path.abspath(p) for p in paths])
+    full = [os.path.abspath(p) for p in paths]
+    root = os.path.commonpath(full)
     if os.path.isfile(root):
         root = os.path.dirname(root)
-    return [os.path.relpath(os.path.abspath(p), root) for p in paths]
+    if os.path.dirname(root) == root:  # the file system's root (or a drive's)
+        return full
+    return [os.path.relpath(p, root) for p in full]
+
+
+def _n(count: int, noun: str) -> str:
+    """``1 code file``, ``2 code files``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def corpus_from(texts: Mapping[str, str] | Iterable[str | os.PathLike[str]]) -> Corpus:
@@ -125,8 +139,8 @@ def corpus_from(texts: Mapping[str, str] | Iterable[str | os.PathLike[str]]) -> 
         named = {short: read_text(p) for p, short in zip(paths, short_names(paths), strict=True)}
     if not named:
         raise InvalidArgumentError("the corpus is empty: give at least one file or text")
-    default = default_corpus()
     notes = []
+    missing: dict[str, str] = {}
 
     # Parallel files: <code>.txt in one folder; the folder with the most languages wins.
     by_dir: dict[str, dict[str, str]] = {}
@@ -141,23 +155,26 @@ def corpus_from(texts: Mapping[str, str] | Iterable[str | os.PathLike[str]]) -> 
     if len(languages) >= 2:
         notes.append(f"non-English cost: the corpus's {len(languages)} parallel files")
     else:
-        languages = default.languages
+        languages = {}
+        missing["languages"] = (
+            "the corpus has no parallel texts (en.txt and <language>.txt files in one folder)"
+        )
+    # One dataset: the stem with the most formats (a single format is still measured).
     by_stem: dict[str, dict[str, str]] = {}
     for n, t in named.items():
         fmt = STRUCTURED_FORMATS.get(Path(n).suffix.lower())
         if fmt:
             by_stem.setdefault(str(Path(n).with_suffix("")), {})[fmt] = t
-    best = max(by_stem.values(), key=len, default={})
-    if len(best) >= 2:
-        structured = best
-        notes.append(f"formats: the corpus's {', '.join(sorted(best))} files")
+    stem, structured = max(by_stem.items(), key=lambda kv: len(kv[1]), default=("", {}))
+    if structured:
+        notes.append(f"formats: the corpus's {stem} as {', '.join(sorted(structured))}")
     else:
-        structured = default.structured
+        missing["structured"] = "the corpus has no dataset (.json, .yml, .csv or .xml files)"
     code = {n: t for n, t in named.items() if n.endswith(CODE_SUFFIXES)}
     if code:
-        notes.append(f"whitespace: the corpus's {len(code)} code files")
+        notes.append(f"whitespace: the corpus's {_n(len(code), 'code file')}")
     else:
-        code = default.code
+        missing["whitespace"] = "the corpus has no code files (.py, .rs, .js, ...)"
     chars = sum(len(t) for t in named.values())
-    source = f"{len(named)} file{'s' * (len(named) != 1)}, {chars:,} characters"
-    return Corpus(named, languages, structured, code, source, notes)
+    source = f"{_n(len(named), 'file')}, {chars:,} characters"
+    return Corpus(named, languages, structured, code, source, notes, missing)

@@ -108,15 +108,23 @@ def render(r: Report) -> str:
         + " · ".join(f'<a href="#{key}">{_e(title)}</a>' for key, title in SECTIONS.items())
         + "</p></nav>"
     )
-    parts += _spelling(names, s["spelling"])
-    parts += _languages(names, s["languages"])
-    parts += _numbers(names, s["numbers"])
-    parts += _whitespace(names, s["whitespace"])
-    parts += _trailing(names, s["trailing"])
-    parts += _specials(names, s["specials"])
-    parts += _glitch(names, s["glitch"])
-    parts += _structured(names, s["structured"])
-    parts += _compression(names, s["compression"])
+    sections = {
+        "spelling": _spelling,
+        "languages": _languages,
+        "numbers": _numbers,
+        "whitespace": _whitespace,
+        "trailing": _trailing,
+        "specials": _specials,
+        "glitch": _glitch,
+        "structured": _structured,
+        "compression": _compression,
+    }
+    skipped = r.corpus.get("not_measured", {})
+    for key, section in sections.items():
+        if key in skipped:
+            parts += [_h2(key), f'<p class="note">not measured: {_e(skipped[key])}.</p>']
+        else:
+            parts += section(names, s[key])
     parts.append('<p class="note">Made by tokenmill (<code>tokenmill report</code>).</p>')
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
@@ -244,7 +252,8 @@ def _whitespace(names: list[str], sec: dict[str, Any]) -> list[str]:
     styles = [x["style"] for x in first["indentation"]]
     out = [
         _h2("whitespace"),
-        f"<p>{first['files']} code files. Tokens that are nothing but spaces, tabs and newlines "
+        f"<p>{first['files']} code file{'' if first['files'] == 1 else 's'}. "
+        "Tokens that are nothing but spaces, tabs and newlines "
         "carry no meaning but take context; indentation multiplies them unless the vocabulary "
         "has tokens for long runs of spaces.</p>",
         svg.bar_chart(
@@ -398,7 +407,7 @@ def _structured(names: list[str], sec: dict[str, Any]) -> list[str]:
     fmts = [x["format"] for x in sec[names[0]]["rows"]]
     return [
         _h2("structured"),
-        "<p>The same records in four formats: what the format alone costs in tokens.</p>",
+        "<p>The same records in each format: what the format alone costs in tokens.</p>",
         svg.bar_chart(
             "Tokens for the same records",
             fmts,

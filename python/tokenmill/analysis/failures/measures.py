@@ -137,7 +137,10 @@ def embedding(secs: Sequence[Data]) -> list[Row]:
     def cell(i: int) -> Callable[[Data], str]:
         def f(d: Data) -> str:
             e = d["embedding"][i]
-            return f"{e['total']:,} params; {e['mb']['bf16']:,.0f} MB bf16"
+            return (
+                f"{e['total']:,} params; {e['mb']['fp32']:,.0f} MB fp32, "
+                f"{e['mb']['bf16']:,.0f} MB bf16"
+            )
 
         return f
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from tokenmill.analysis.failures import measures
 from tokenmill.analysis.failures.measures import Data, Row, cells
+from tokenmill.analysis.show import token_repr
 
 if TYPE_CHECKING:
     from tokenmill.analysis.failures import Report
@@ -31,7 +32,9 @@ def _table(names: list[str], rows: list[tuple[str, list[str]]]) -> list[str]:
 
 
 def _pieces(p: list[str]) -> str:
-    return " ".join(repr(x) for x in p)
+    # The trailing-space prompts are ASCII, so every piece is whole text and its UTF-8 bytes
+    # are the token's.
+    return " ".join(token_repr(x.encode("utf-8")) for x in p)
 
 
 def render(r: Report) -> str:
@@ -39,11 +42,17 @@ def render(r: Report) -> str:
     names = r.names
     s = r.sections
 
+    skipped = r.corpus.get("not_measured", {})
+
     def table(section: str, rows: Callable[[list[Data]], list[Row]]) -> list[str]:
+        if section in skipped:
+            return [f"  not measured: {skipped[section]}"]
         secs = [s[section][n] for n in names]
         return _table(names, cells(rows(secs), secs))
 
-    first = {key: s[key][names[0]] for key in s}
+    first = {key: s[key][names[0]] for key in s if key not in skipped}
+    n_languages = f" {len(first['languages']['rows'])}" if "languages" in first else ""
+    n_code = first["whitespace"]["files"] if "whitespace" in first else None
     out = [
         f"tokenmill report: {', '.join(names)}",
         f"corpus: {r.corpus['source']}" + "".join(f"; {n}" for n in r.corpus["notes"]),
@@ -62,14 +71,14 @@ def render(r: Report) -> str:
             ],
         ),
         "",
-        f"2. Non-English cost: tokens for the same {len(first['languages']['rows'])} texts, "
-        "and relative to English",
+        f"2. Non-English cost: tokens for the same{n_languages} texts, and relative to English",
         *table("languages", measures.languages),
         "",
         f"3. Numbers: every integer 0..{first['numbers']['limit'] - 1:,}, alone and after a space",
         *table("numbers", measures.numbers),
         "",
-        f"4. Code and whitespace ({first['whitespace']['files']} code files)",
+        "4. Code and whitespace"
+        + ("" if n_code is None else f" ({n_code} code file{'' if n_code == 1 else 's'})"),
         *table("whitespace", measures.whitespace),
         "",
         "5. Trailing space: prompt + word vs prompt + ' ' then the word",

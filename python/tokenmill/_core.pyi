@@ -12,10 +12,12 @@ __all__ = [
     "CoreTrainer",
     "boundary_masks",
     "count_chunks",
+    "isa",
     "parse_rank_file",
     "pattern_name",
     "split",
     "split_regex",
+    "supported_isas",
 ]
 
 GPT2_PATTERN: str

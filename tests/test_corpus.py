@@ -295,9 +295,10 @@ class _Killed(BaseException):
     """Stands for SIGKILL: the run stops where it is (its finally blocks only close files)."""
 
 
+@pytest.mark.parametrize("layout", ["shards", "llmc"])
 @pytest.mark.parametrize("shard_tokens", [3_000, 700])  # one or several shards per item
 def test_a_run_killed_after_a_shard_filled_but_before_its_checkpoint_resumes(
-    tmp_path, monkeypatch, shard_tokens
+    tmp_path, monkeypatch, shard_tokens, layout
 ):
     # The window the SIGKILL test hits only by chance: the pending shard filled, was renamed
     # to its shard name and a new pending file holds what followed, but the manifest still
@@ -308,7 +309,9 @@ def test_a_run_killed_after_a_shard_filled_but_before_its_checkpoint_resumes(
     path = write_jsonl(
         tmp_path / "a.jsonl", [text[i : i + 2_000] for i in range(0, 200_000, 2_000)]
     )
-    opts = dict(shard_tokens=shard_tokens, item_bytes=10_000, progress=False)
+    opts = dict(shard_tokens=shard_tokens, item_bytes=10_000, layout=layout, progress=False)
+    if layout == "llmc":
+        opts["name"] = "c"
     corpus.encode([path], "gpt2", tmp_path / "clean", **opts)
     want = folder_bytes(tmp_path / "clean")
     real = driver._checkpoint
@@ -328,7 +331,9 @@ def test_a_run_killed_after_a_shard_filled_but_before_its_checkpoint_resumes(
     monkeypatch.setattr(driver, "_checkpoint", real)
     m = corpus.read_manifest(tmp_path / "o")
     listed = len(m["splits"]["train"]["shards"])
-    assert (tmp_path / "o" / f"train_{listed:06d}.bin").is_file()  # written after the checkpoint
+    prefix = "c_" if layout == "llmc" else ""
+    # Written after the checkpoint.
+    assert (tmp_path / "o" / f"{prefix}train_{listed:06d}.bin").is_file()
     r = corpus.encode([path], "gpt2", tmp_path / "o", **opts)
     assert r.resumed_from_item > 0
     assert folder_bytes(tmp_path / "o") == want
@@ -410,20 +415,43 @@ class _KillAt:
         return op
 
 
-@pytest.mark.parametrize("start", ["empty", "overwrite", "no-resume"])
-def test_a_run_killed_at_any_file_operation_completes_when_run_again(tmp_path, monkeypatch, start):
+@pytest.mark.parametrize(
+    ("layout", "start"),
+    [
+        ("shards", "empty"),
+        ("shards", "overwrite"),
+        ("shards", "no-resume"),
+        ("llmc", "empty"),  # a header, rewritten in each split's last shard
+        ("nanogpt", "overwrite"),  # one file per split and meta.pkl, over another layout's run
+    ],
+)
+def test_a_run_killed_at_any_file_operation_completes_when_run_again(
+    tmp_path, monkeypatch, layout, start
+):
     # Killed at each step in turn, the same call run again gives the shards of a run never
     # killed. "overwrite" and "no-resume" start over in a folder holding a finished run.
     tok = tokenmill.load("gpt2")
+    if layout == "nanogpt":  # a tokenizer that gets a meta.pkl
+        tok = tokenmill.train(bundled_corpus("holmes")[:20_000], 300,
+                              special_tokens=["<|endoftext|>"])  # fmt: skip
     path = write_jsonl(tmp_path / "a.jsonl", [f"{d} {k}" for k, d in enumerate(DOCS * 4)])
-    opts = dict(shard_tokens=500, item_bytes=3_000, val_fraction=0.3, workers=1, progress=False)
+    opts: dict[str, Any] = dict(
+        layout=layout, item_bytes=3_000, val_fraction=0.3, workers=1, progress=False
+    )
+    if layout != "nanogpt":
+        opts["shard_tokens"] = 500
+    if layout == "llmc":
+        opts["name"] = "corpus"  # the same file names in every folder
     corpus.encode([path], tok, tmp_path / "clean", **opts)
     want = folder_bytes(tmp_path / "clean")
     assert len(json.loads(want["manifest.json"])["splits"]["val"]["shards"]) >= 1
     again = {"empty": {}, "overwrite": {"overwrite": True}, "no-resume": {"resume": False}}[start]
     if start != "empty":
-        # The finished run: another shard size for "overwrite", the same run for "no-resume".
-        before = dict(opts, shard_tokens=300) if start == "overwrite" else opts
+        # The finished run: another shard size (in tokenmill's layout) for "overwrite", the
+        # same run for "no-resume".
+        before = opts
+        if start == "overwrite":
+            before = dict(opts, layout="shards", shard_tokens=300)
         corpus.encode([path], tok, tmp_path / "before", **before)
     k = 0
     killed = True

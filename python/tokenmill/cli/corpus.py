@@ -23,6 +23,18 @@ def add_commands(add: AddCommand) -> None:
     sp.add_argument("-t", "--tokenizer", default="gpt2", metavar="TOKENIZER", help="default: gpt2")
     sp.add_argument("-o", "--out", required=True, metavar="DIR", help="folder for the shards")
     sp.add_argument(
+        "--layout",
+        choices=["shards", "nanogpt", "llmc"],
+        default="shards",
+        help="the files: tokenmill's shards (default), nanoGPT's train.bin/val.bin + meta.pkl, "
+        "or llm.c's shards with its header",
+    )
+    sp.add_argument(
+        "--name",
+        metavar="NAME",
+        help="llmc: the dataset name starting the files, NAME_train_000000.bin (default: DIR's)",
+    )
+    sp.add_argument(
         "--text-field", default="text", help="field of .jsonl records / Parquet column (text)"
     )
     g = sp.add_mutually_exclusive_group()
@@ -36,15 +48,15 @@ def add_commands(add: AddCommand) -> None:
     sp.add_argument(
         "--eot-position",
         choices=["before", "after"],
-        default="before",
-        help="before each document (llm.c, default) or after it (nanoGPT)",
+        default=None,
+        help="before each document (llm.c; default) or after it (nanoGPT; its layout's default)",
     )
     sp.add_argument(
         "--shard-tokens",
         type=int,
-        default=100_000_000,
+        default=None,
         metavar="N",
-        help="tokens per shard (default: 100,000,000)",
+        help="tokens per shard (default: 100,000,000; not for --layout nanogpt)",
     )
     sp.add_argument(
         "--val-fraction",
@@ -88,6 +100,8 @@ def run_encode_corpus(args: argparse.Namespace) -> None:
         args.tokenizer,
         args.out,
         text_field=args.text_field,
+        layout=args.layout,
+        name=args.name,
         eot=eot,
         eot_position=args.eot_position,
         shard_tokens=args.shard_tokens,
@@ -105,6 +119,7 @@ def run_encode_corpus(args: argparse.Namespace) -> None:
     summary = {
         "out": args.out,
         "tokenizer": m["tokenizer"]["name"],
+        "layout": m["layout"],
         "dtype": m["dtype"],
         "splits": {
             s: {"shards": len(v["shards"]), "tokens": v["tokens"], "documents": v["documents"]}
@@ -123,10 +138,9 @@ def run_encode_corpus(args: argparse.Namespace) -> None:
     if r.resumed_from_item:
         lines.append(f"resumed at work item {r.resumed_from_item} of {m['plan']['items']}")
     for s, v in summary["splits"].items():
-        lines.append(
-            f"{s}: {_n(v['documents'], 'document')}, {_n(v['tokens'], 'token')} in "
-            f"{_n(v['shards'], 'shard')}"
-        )
+        where = f"{s}.bin" if m["layout"] == "nanogpt" else _n(v["shards"], "shard")
+        docs, tokens = _n(v["documents"], "document"), _n(v["tokens"], "token")
+        lines.append(f"{s}: {docs}, {tokens} in {where}")
     sk = m["skipped"]
     if sk["records"] or sk["files"]:
         lines.append(
@@ -134,9 +148,22 @@ def run_encode_corpus(args: argparse.Namespace) -> None:
         )
     lines.append(
         f"{m['bytes'] / 1e6:,.1f} MB in {r.seconds:.2f} s ({r.mb_per_s:,.1f} MB/s this run); "
-        f"{m['dtype']} shards and manifest.json in {args.out}"
+        f"{_files(m)} and manifest.json in {args.out}"
     )
     sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _files(m: dict[str, Any]) -> str:
+    """What a run wrote besides its manifest, as the summary says it."""
+    if m["layout"] == "nanogpt":
+        names = [f"{s}.bin" for s in m["splits"]]
+        if m["nanogpt"]["meta"]:
+            names.append(m["nanogpt"]["meta"]["file"])
+        return f"nanoGPT's {m['dtype']} " + ", ".join(names)
+    if m["layout"] == "llmc":
+        header = m["llmc"]["header"]
+        return f"llm.c's {m['dtype']} shards (header version {header['version']})"
+    return f"{m['dtype']} shards"
 
 
 def _n(count: int, noun: str) -> str:

@@ -1,10 +1,11 @@
 """Whole corpora -> token shards for training, on all cores or a Ray cluster, and back.
 
-- :func:`encode` writes raw ``uint16``/``uint32`` shards plus ``manifest.json``
-  (:mod:`tokenmill.corpus.shards` describes the layout); ``tokenmill encode-corpus`` is the CLI.
-  Its inputs are found and read by :mod:`tokenmill.sources`.
+- :func:`encode` writes ``uint16``/``uint32`` ids plus ``manifest.json`` in tokenmill's
+  shards, nanoGPT's ``train.bin``/``val.bin`` or llm.c's shards (:mod:`tokenmill.corpus.layouts`;
+  :mod:`tokenmill.corpus.shards` describes the manifest); ``tokenmill encode-corpus`` is the
+  CLI. Its inputs are found and read by :mod:`tokenmill.sources`.
 - :func:`verify` re-hashes the shards against the manifest.
-- :class:`ShardLoader` memory-maps the shards and yields ``(x, y)`` batches.
+- :class:`ShardLoader` memory-maps the shards (of any layout) and yields ``(x, y)`` batches.
 - :func:`read_manifest` reads the manifest.
 - :class:`FolderLockedError`: another run is writing the folder (one run per folder at a time).
 

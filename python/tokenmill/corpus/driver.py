@@ -19,6 +19,14 @@ its first checkpoint before it removes the earlier run's files. The files of thi
 the manifest does not list (shards written after the checkpoint, an earlier run's shards and
 pending files) are removed when a run starts or resumes.
 
+Layouts (:mod:`tokenmill.corpus.layouts`): tokenmill's shards, nanoGPT's ``train.bin`` and
+``val.bin`` (+ ``meta.pkl``), or llm.c's shards with their header. Every layout has what is
+said here and below: ``manifest.json`` lies beside the files in each (the training loops
+ignore it); nanoGPT's file for a split is the pending file of a shard that never fills,
+renamed to ``train.bin`` at the end (so a resumed run re-hashes what it holds, once), and
+llm.c's header is written with each shard (see :class:`~tokenmill.corpus.shards.SplitWriter`).
+``meta.pkl`` is written atomically after the data files, before the last manifest.
+
 Locking: a run holds an exclusive ``flock`` on ``.lock`` in the folder from before it reads
 the manifest until after it writes the last one, and removes the file before releasing it; a
 second run into the folder stops at once with :class:`FolderLockedError`. The kernel releases
@@ -41,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from tokenmill import idio
+from tokenmill.corpus import layouts
 from tokenmill.corpus import shards as _sh
 from tokenmill.corpus.encoded import BATCH_BYTES, Encoded, Options, encode_events, encode_item
 from tokenmill.corpus.engines import local
@@ -50,6 +59,7 @@ from tokenmill.errors import (
     FolderLockedError,
     ManifestError,
 )
+from tokenmill.fileio import write_atomic
 from tokenmill.pretrained import load
 from tokenmill.progress import StatusLine
 from tokenmill.sources.files import find
@@ -108,9 +118,11 @@ def encode(
     out: str | os.PathLike[str],
     *,
     text_field: str = "text",
+    layout: str = "shards",
+    name: str | None = None,
     eot: int | str | None = "<|endoftext|>",
-    eot_position: str = "before",
-    shard_tokens: int = SHARD_TOKENS,
+    eot_position: str | None = None,
+    shard_tokens: int | None = None,
     val_fraction: float = 0.0,
     dtype: str | None = None,
     workers: int | None = None,
@@ -122,7 +134,7 @@ def encode(
     progress: bool | None = None,
     item_bytes: int = ITEM_BYTES,
 ) -> EncodeResult:
-    """Tokenize a corpus into shards of raw ``uint16``/``uint32`` ids plus ``manifest.json``.
+    """Tokenize a corpus into files of ``uint16``/``uint32`` ids plus ``manifest.json``.
 
     ``inputs``: files, folders (their ``.txt``/``.md``/``.jsonl``/``.parquet``/``.gz`` files,
     sorted), globs. A text file is one document, a ``.jsonl`` line one document (its
@@ -130,9 +142,17 @@ def encode(
     plain text (special-token strings in it are ordinary text, like ``encode_ordinary``).
     ``tokenizer``: a :class:`~tokenmill.Tokenizer` or anything :func:`tokenmill.load` takes.
 
+    ``layout`` (:mod:`tokenmill.corpus.layouts`): ``"shards"``, raw ids in shards
+    ``train_000000.bin``, ...; ``"nanogpt"``, nanoGPT's ``train.bin`` and ``val.bin``
+    (``uint16`` only; ``val_fraction`` is needed, as its ``train.py`` reads both) and
+    ``meta.pkl`` unless the tokenizer is GPT-2's; ``"llmc"``, llm.c's shards
+    ``{name}_train_000000.bin``, ... with its 256-int32 header (version 1 for ``uint16``, 7
+    for ``uint32``), ``name`` defaulting to the folder's name.
+
     ``eot``: the end-of-text token (a special-token string or an id; None: no separator),
-    written ``before`` each document (llm.c's layout: every document starts with it) or
-    ``after`` it (nanoGPT's). Shards hold ``shard_tokens`` tokens each, the last one fewer.
+    written ``before`` each document (llm.c's way: every document starts with it; the
+    default) or ``after`` it (nanoGPT's; the default of its layout). Shards hold
+    ``shard_tokens`` tokens each (default 100,000,000), the last one fewer.
     ``val_fraction``: documents go to ``val_*.bin`` shards by a hash of their text (of its
     first 64 KiB), so equal documents share a split whatever the order or engine.
     ``workers``: threads (default: all CPUs); ``engine="ray"`` runs items as Ray tasks
@@ -157,9 +177,11 @@ def encode(
     """
     started = time.perf_counter()
     tok = _tokenizer(tokenizer)
+    out_dir = Path(out)
     opts, shard_tokens = _options(
-        tok, eot, eot_position, dtype, text_field, val_fraction, shard_tokens
+        tok, layout, eot, eot_position, dtype, text_field, val_fraction, shard_tokens
     )
+    lay = _layout(layout, name, opts.dtype, out_dir)
     if on_error not in ("stop", "skip"):
         raise CorpusOptionError(f"on_error must be 'stop' or 'skip', not {on_error!r}")
     if engine not in ("local", "ray"):
@@ -171,7 +193,6 @@ def encode(
         raise CorpusOptionError(f"item_bytes must be an int >= 1, not {item_bytes!r}")
 
     files = find(inputs)
-    out_dir = Path(out)
     plan = plan_items(files, item_bytes, opts.cut_text)
     unreadable = [(path, problem) for path, problem in plan.unreadable]
     if unreadable and on_error == "stop":
@@ -180,10 +201,12 @@ def encode(
             f"{path}: {problem}; fix it or pass on_error='skip' (--on-error skip)"
         )
 
-    header = {
+    tok_hash = _sh.tokenizer_hash(tok)
+    header: dict[str, Any] = {
         "format": _sh.FORMAT,
         "version": _sh.VERSION,
-        "tokenizer": {"name": tok.name, "sha256": _sh.tokenizer_hash(tok), "n_vocab": tok.n_vocab},
+        "layout": lay.kind,
+        "tokenizer": {"name": tok.name, "sha256": tok_hash, "n_vocab": tok.n_vocab},
         "dtype": opts.dtype,
         "eot": {"id": opts.eot, "position": opts.eot_position if opts.eot is not None else None},
         "shard_tokens": shard_tokens,
@@ -195,10 +218,19 @@ def encode(
         # resumed run against files that changed in between.
         "plan": {"items": len(plan.items), "sha256": _plan_hash(plan)},
     }
+    meta = None
+    if lay.kind == "llmc":
+        header["llmc"] = lay.describe()
+    elif lay.kind == "nanogpt":
+        meta = layouts.nanogpt_meta(tok.n_vocab, tok.name, tok_hash)
+        meta_entry = None
+        if meta is not None:
+            meta_entry = {"file": layouts.META, "sha256": hashlib.sha256(meta).hexdigest()}
+        header["nanogpt"] = {"meta": meta_entry}
     split_names = _sh.SPLITS[: 2 if opts.val_fraction > 0 else 1]
-    writers = {s: _sh.SplitWriter(out_dir, s, shard_tokens, opts.dtype) for s in split_names}
+    writers = {s: _sh.SplitWriter(out_dir, s, shard_tokens, lay) for s in split_names}
     with _locked(out_dir):
-        state = _start(out_dir, header, writers, resume, overwrite)
+        state = _start(out_dir, header, writers, resume, overwrite, lay)
         if state.get("complete"):
             seconds = time.perf_counter() - started
             return EncodeResult(state["manifest"], seconds, 0, len(plan.items))
@@ -212,7 +244,7 @@ def encode(
             # The first manifest, before any file of this run: a run killed from here on
             # resumes, and one killed before it left nothing to resume.
             _checkpoint(out_dir, header, writers, 0, counts, 0)
-        _remove_unlisted(out_dir, writers)
+        _remove_unlisted(out_dir, writers, lay, state["earlier"])
 
         if engine == "ray":
             from tokenmill.corpus.engines import ray
@@ -237,6 +269,8 @@ def encode(
             )  # fmt: skip
             for w in writers.values():
                 w.finish()
+            if meta is not None:
+                write_atomic(out_dir / layouts.META, meta)
         finally:
             for w in writers.values():
                 w.close()
@@ -244,6 +278,8 @@ def encode(
         manifest = _final(header, writers, counts) | {"on_error": on_error}
         _sh.write_manifest(out_dir, manifest)
     bar.done(manifest)
+    if lay.single_file:
+        _warn_empty(manifest, progress)
     return EncodeResult(
         manifest, time.perf_counter() - started, counts["bytes"] - start_bytes, first
     )
@@ -306,13 +342,14 @@ def _tokenizer(spec: Any) -> Any:
 
 def _options(
     tok: Any,
+    layout: str,
     eot: int | str | None,
-    eot_position: str,
+    eot_position: str | None,
     dtype: str | None,
     text_field: str,
     val_fraction: float,
-    shard_tokens: int,
-) -> tuple[Options, int]:
+    shard_tokens: int | None,
+) -> tuple[Options, int | None]:
     eot_id: int | None
     if eot is None:
         eot_id = None
@@ -332,16 +369,72 @@ def _options(
             f"{tok.name} has no special token {eot!r} (its special tokens: {have}); pass "
             "eot= another one, an id, or None for no separator (--eot / --no-eot)"
         )
+    if layout not in layouts.LAYOUTS:
+        raise CorpusOptionError(
+            f"layout must be one of {', '.join(layouts.LAYOUTS)}, not {layout!r}"
+        )
+    if eot_position is None:
+        eot_position = "after" if layout == "nanogpt" else "before"
     if eot_position not in EOT_POSITIONS:
         raise CorpusOptionError(f"eot_position must be 'before' or 'after', not {eot_position!r}")
-    if isinstance(shard_tokens, bool) or not isinstance(shard_tokens, int) or shard_tokens < 1:
-        raise CorpusOptionError(f"shard_tokens must be an int >= 1, not {shard_tokens!r}")
     if not isinstance(val_fraction, int | float) or not 0 <= val_fraction < 1:
         raise CorpusOptionError(f"val_fraction must be in [0, 1), not {val_fraction!r}")
+    if layout == "nanogpt":
+        _nanogpt_options(tok, dtype, val_fraction, shard_tokens)
+    else:
+        if shard_tokens is None:
+            shard_tokens = SHARD_TOKENS
+        if isinstance(shard_tokens, bool) or not isinstance(shard_tokens, int) or shard_tokens < 1:
+            raise CorpusOptionError(f"shard_tokens must be an int >= 1, not {shard_tokens!r}")
+        if layout == "llmc" and shard_tokens > layouts.LLMC_MAX_SHARD_TOKENS:
+            raise CorpusOptionError(
+                f"shard_tokens {shard_tokens:,} does not fit llm.c's header, whose token count "
+                f"is an int32: use at most {layouts.LLMC_MAX_SHARD_TOKENS:,}"
+            )
     dt = idio.dtype_for(tok.n_vocab, dtype)
     named = tok.pattern_name is not None
     opts = Options(eot_id, eot_position, dt, text_field, float(val_fraction), named)
     return opts, shard_tokens
+
+
+def _nanogpt_options(
+    tok: Any, dtype: str | None, val_fraction: float, shard_tokens: int | None
+) -> None:
+    """Refuse what nanoGPT's train.py cannot read: ids past uint16, a missing val.bin."""
+    wide = None
+    if tok.n_vocab > 1 << 16:
+        wide = f"{tok.name} has ids up to {tok.n_vocab - 1:,}"
+    elif dtype == "uint32":
+        wide = "dtype uint32 was asked for"
+    if wide is not None:
+        raise CorpusOptionError(
+            f"the nanogpt layout is uint16 (nanoGPT's train.py reads np.uint16), and {wide}; "
+            "use layout 'llmc' (uint32 shards, header version 7) or 'shards' (--layout)"
+        )
+    if val_fraction == 0:
+        raise CorpusOptionError(
+            "the nanogpt layout needs a validation split: nanoGPT's train.py reads val.bin as "
+            "well as train.bin; pass val_fraction (--val-fraction), e.g. 0.0005 as nanoGPT's "
+            "openwebtext/prepare.py or 0.1"
+        )
+    if shard_tokens is not None:
+        raise CorpusOptionError(
+            "the nanogpt layout writes one file per split (train.bin, val.bin): shard_tokens "
+            "(--shard-tokens) does not apply to it"
+        )
+
+
+def _layout(kind: str, name: str | None, dtype: str, out: Path) -> layouts.Layout:
+    if kind != "llmc":
+        if name is not None:
+            raise CorpusOptionError(
+                f"name (--name) names llm.c's shards and applies to layout 'llmc' only, not "
+                f"{kind!r}"
+            )
+        return layouts.Layout(kind, dtype)
+    if name is None:
+        name = out.resolve().name
+    return layouts.Layout(kind, dtype, layouts.check_name(name))
 
 
 @contextlib.contextmanager
@@ -411,20 +504,22 @@ def _start(
     writers: dict[str, _sh.SplitWriter],
     resume: bool,
     overwrite: bool,
+    layout: layouts.Layout,
 ) -> dict[str, Any]:
     """Where this run starts: afresh, or from the checkpoint of an unfinished run.
 
     Starting afresh removes no file: the first checkpoint replaces the manifest, and only then
-    are the earlier run's files removed (:func:`_remove_unlisted`), so a kill in between
-    leaves a folder that resumes at item 0."""
+    are the earlier run's files removed (:func:`_remove_unlisted`; ``earlier`` lists those the
+    earlier manifest names), so a kill in between leaves a folder that resumes at item 0."""
+    manifest_path = out / _sh.MANIFEST
     fresh: dict[str, Any] = {
         "next_item": 0,
         "line_base": 0,
         "counts": {"bytes": 0, "skipped_records": 0, "skipped_files": 0}
         | {f"{s}_documents": 0 for s in writers},
+        "earlier": _listed(out) if manifest_path.exists() else set(),
     }
-    manifest_path = out / _sh.MANIFEST
-    _remove_temporary(out)
+    _remove_temporary(out, layout)
     if overwrite:
         return fresh
     if not manifest_path.exists():
@@ -451,34 +546,52 @@ def _start(
     r = m["resume"]
     for s, w in writers.items():
         w.restore(m["splits"][s]["shards"], r["pending"][s])
-    return {"next_item": r["next_item"], "line_base": r["line_base"], "counts": r["counts"]}
+    return {
+        "next_item": r["next_item"],
+        "line_base": r["line_base"],
+        "counts": r["counts"],
+        "earlier": set(),
+    }
 
 
-_TEMPORARY = re.compile(
-    r"\.(?:(?:train|val)_\d{6}\.bin|manifest\.json|\.pending-(?:train|val)\.bin)\..+"
-)
+def _listed(out: Path) -> set[str]:
+    """The files an existing manifest lists (none when it cannot be read)."""
+    try:
+        m = _sh.read_manifest(out)
+    except ManifestError:
+        return set()
+    files = {s["file"] for split in m.get("splits", {}).values() for s in split["shards"]}
+    meta = m.get("nanogpt", {}).get("meta")
+    return files | ({meta["file"]} if meta else set())
 
 
-def _remove_temporary(out: Path) -> None:
-    """Remove the temporary files of atomic writes a killed run left behind."""
-    if out.is_dir():
-        for p in out.iterdir():
-            if _TEMPORARY.fullmatch(p.name) and p.is_file():
-                p.unlink()
-
-
-_SHARD = re.compile(r"(?:train|val)_\d{6}\.bin")
 _PENDING = re.compile(r"\.pending-(?:train|val)\.bin")
 
 
-def _remove_unlisted(out: Path, writers: dict[str, _sh.SplitWriter]) -> None:
-    """Remove the shard and pending files that the manifest on disk does not refer to: an
-    earlier run's, or written after the checkpoint this run resumes from (written again)."""
+def _remove_temporary(out: Path, layout: layouts.Layout) -> None:
+    """Remove the temporary files of atomic writes a killed run left behind (``.NAME.*`` for
+    a file NAME of this tool)."""
+    own = layouts.own_files(layout.name).pattern
+    meta = re.escape(layouts.META)
+    temporary = re.compile(rf"\.(?:{own}|{meta}|manifest\.json|{_PENDING.pattern})\..+")
+    if out.is_dir():
+        for p in out.iterdir():
+            if temporary.fullmatch(p.name) and p.is_file():
+                p.unlink()
+
+
+def _remove_unlisted(
+    out: Path, writers: dict[str, _sh.SplitWriter], layout: layouts.Layout, earlier: set[str]
+) -> None:
+    """Remove the files of this tool that the manifest on disk does not refer to: an earlier
+    run's (in any layout, and those its manifest lists), or written after the checkpoint this
+    run resumes from (written again). nanoGPT's ``meta.pkl`` is written at the end."""
     keep = {s["file"] for w in writers.values() for s in w.shards}
     keep |= {w.pending_path.name for w in writers.values() if w.pending_open}
+    own = layouts.own_files(layout.name)
     for p in out.iterdir():
-        own = _SHARD.fullmatch(p.name) or _PENDING.fullmatch(p.name)
-        if own and p.name not in keep and p.is_file():
+        ours = own.fullmatch(p.name) or _PENDING.fullmatch(p.name) or p.name in earlier
+        if ours and p.name not in keep and p.name != _sh.MANIFEST and p.is_file():
             p.unlink()
 
 
@@ -529,6 +642,18 @@ def _final(
         "bytes": counts["bytes"],
         "skipped": {"records": counts["skipped_records"], "files": counts["skipped_files"]},
     }
+
+
+def _warn_empty(manifest: dict[str, Any], progress: bool | None) -> None:
+    """Say so when a split of nanoGPT's layout holds no token: its get_batch needs more
+    tokens than its block size in both files."""
+    for split, v in manifest["splits"].items():
+        if v["tokens"] == 0 and progress is not False:
+            sys.stderr.write(
+                f"note: {split}.bin is empty, and nanoGPT's train.py reads both train.bin and "
+                "val.bin; documents go to a split whole, so give more, smaller documents (a "
+                ".jsonl line or a file each) or change --val-fraction\n"
+            )
 
 
 def _warn_skip(message: str, progress: bool | None) -> None:

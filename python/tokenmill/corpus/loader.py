@@ -1,4 +1,5 @@
-"""Read a shard folder back the way a training loop consumes it: ``(x, y)`` batches.
+"""Read a shard folder (of any layout) back the way a training loop consumes it: ``(x, y)``
+batches.
 
 The shards of a split are memory-mapped (nothing is read until a batch needs it) and treated
 as one token stream: a window may run from the end of one shard into the next. ``y`` is ``x``
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tokenmill.corpus.shards import read_manifest
+from tokenmill.corpus.shards import layout_of, read_manifest
 from tokenmill.errors import CorpusOptionError, EndlessLoaderError, ManifestError
 
 Batch = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
@@ -75,10 +76,13 @@ class ShardLoader:
         self.rank = rank
         self.world_size = world_size
         dtype = np.dtype(m["dtype"]).newbyteorder("<")
+        offset = layout_of(m).header_bytes  # llm.c's header precedes the ids
         self._shards: list[Any] = []
         for s in m["splits"][split]["shards"]:
             if s["tokens"]:
-                self._shards.append(np.memmap(Path(path) / s["file"], dtype=dtype, mode="r"))
+                file = Path(path) / s["file"]
+                shape = (s["tokens"],)
+                self._shards.append(np.memmap(file, dtype, "r", offset=offset, shape=shape))
         sizes = [len(a) for a in self._shards]
         self._starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
         self.n_tokens = int(self._starts[-1])

@@ -1,14 +1,15 @@
 """Token shards on disk and the manifest that describes them.
 
-A shard is raw token ids, little-endian ``uint16`` (``uint32`` when the vocabulary has more
-than 65,536 ids), no header: what nanoGPT's ``np.memmap(path, dtype=np.uint16, mode="r")``
-reads. Shards are named ``{split}_{k:06d}.bin`` (``train_000000.bin``, ``val_000000.bin``);
-each split's shards concatenated are that split's token stream, cut every ``shard_tokens``
-tokens (the last shard shorter). ``manifest.json`` (format version 1) records the tokenizer
-and its hash, the dtype, the end-of-text id and where it goes, the inputs, and per shard its
-file, tokens, documents (that start in it) and sha256; while a run is unfinished it also
-records where to resume. While a run writes the folder it holds ``.lock`` (see
-:mod:`tokenmill.corpus.driver`).
+The ids are little-endian ``uint16`` (``uint32`` when the vocabulary has more than 65,536
+ids), in the files of one of the layouts of :mod:`tokenmill.corpus.layouts`. In the default
+one, ``shards``, a shard is raw ids with no header (what nanoGPT's ``np.memmap(path,
+dtype=np.uint16, mode="r")`` reads), named ``{split}_{k:06d}.bin`` (``train_000000.bin``,
+``val_000000.bin``); each split's shards concatenated are that split's token stream, cut every
+``shard_tokens`` tokens (the last shard shorter). ``manifest.json`` (format version 1) records
+the layout, the tokenizer and its hash, the dtype, the end-of-text id and where it goes, the
+inputs, and per shard its file, tokens, documents (that start in it) and sha256 (of the whole
+file, header included); while a run is unfinished it also records where to resume. While a
+run writes the folder it holds ``.lock`` (see :mod:`tokenmill.corpus.driver`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
 
+from tokenmill.corpus.layouts import Layout
 from tokenmill.errors import CorruptShardError, ManifestError
 from tokenmill.fileio import FILE_MODE, write_atomic
 
@@ -51,10 +54,6 @@ def tokenizer_hash(tok: Any) -> str:
     return h.hexdigest()
 
 
-def shard_name(split: str, k: int) -> str:
-    return f"{split}_{k:06d}.bin"
-
-
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -64,7 +63,8 @@ def sha256_file(path: Path) -> str:
 
 
 class SplitWriter:
-    """Streams one split's tokens into shards of exactly ``shard_tokens`` tokens.
+    """Streams one split's tokens into shards of exactly ``shard_tokens`` tokens (nanoGPT's
+    layout: one file, ``shard_tokens`` None).
 
     The shard being filled is the file ``.pending-{split}.bin``, appended to as tokens come
     (so memory does not grow with the shard size) and hashed on the way; when it is full it is
@@ -75,13 +75,22 @@ class SplitWriter:
     that length, checks the hash and appends from there. If the shard filled after the
     checkpoint, its bytes start the next shard's file, which :meth:`restore` takes back as the
     pending file.
+
+    A layout with a header (llm.c's) starts the pending file with the header of a full shard,
+    which is what every shard but the last has, so the running hash is the finished file's.
+    The last, shorter shard gets its own count written into its header when it is finished,
+    and is hashed again (one read of one shard per split and run). :meth:`restore` hashes a
+    pending file with a full shard's header whatever its header says, so a run killed after
+    that rewrite still resumes.
     """
 
-    def __init__(self, out: Path, split: str, shard_tokens: int, dtype: str) -> None:
+    def __init__(self, out: Path, split: str, shard_tokens: int | None, layout: Layout) -> None:
         self.out = out
         self.split = split
-        self.shard_tokens = shard_tokens
-        self.dtype = np.dtype(dtype).newbyteorder("<")
+        self.layout = layout
+        self.shard_tokens = shard_tokens if shard_tokens is not None else sys.maxsize
+        self.dtype = np.dtype(layout.dtype).newbyteorder("<")
+        self._header = layout.header(self.shard_tokens)
         self.fill = 0
         self.docs = 0  # documents starting in the pending shard
         self.shards: list[dict[str, Any]] = []
@@ -108,7 +117,8 @@ class SplitWriter:
             self.out.mkdir(parents=True, exist_ok=True)
             self._file = open(self.pending_path, "wb")
             os.fchmod(self._file.fileno(), FILE_MODE)
-            self._hash = hashlib.sha256()
+            self._file.write(self._header)
+            self._hash = hashlib.sha256(self._header)
         return self._file
 
     def add(self, tokens: npt.NDArray[Any], doc_starts: npt.NDArray[np.int64]) -> None:
@@ -132,10 +142,23 @@ class SplitWriter:
     def _write(self) -> None:
         f = self._open()
         f.flush()
-        os.fsync(f.fileno())
-        f.close()
+        header = self.layout.header(self.fill)
+        if header != self._header:
+            # The last, shorter shard: its header says how many tokens it holds. Written
+            # through a file of its own: the pending file may be open for appending, where
+            # Linux's pwrite appends too.
+            f.close()
+            with open(self.pending_path, "r+b") as g:
+                g.write(header)
+                g.flush()
+                os.fsync(g.fileno())
+            size = len(header) + self.fill * self.dtype.itemsize
+            self._hash = _prefix_hash(self.pending_path, size, header)
+        else:
+            os.fsync(f.fileno())
+            f.close()
         self._file = None
-        name = shard_name(self.split, len(self.shards))
+        name = self.layout.shard_name(self.split, len(self.shards))
         os.replace(self.pending_path, self.out / name)
         self.shards.append(
             {
@@ -150,8 +173,8 @@ class SplitWriter:
         self.new_shards += 1
 
     def finish(self) -> None:
-        """Write the last, shorter shard (if any tokens are pending)."""
-        if self.fill:
+        """Write the last, shorter shard (if any tokens are pending; nanoGPT's file always)."""
+        if self.fill or (self.layout.single_file and not self.shards):
             self._write()
         self.close()
         self.pending_path.unlink(missing_ok=True)
@@ -176,55 +199,73 @@ class SplitWriter:
         """Continue a run: its finished shards (checked) and its pending shard."""
         for s in shards:
             path = self.out / s["file"]
-            if not path.is_file() or path.stat().st_size != s["tokens"] * self.dtype.itemsize:
+            want = self.layout.header_bytes + s["tokens"] * self.dtype.itemsize
+            if not path.is_file() or path.stat().st_size != want:
                 raise ManifestError(
                     f"{path}: missing or changed since the run wrote it, so the run cannot "
                     "resume; start again with overwrite=True (--overwrite)"
                 )
         self.shards = list(shards)
-        size = pending["tokens"] * self.dtype.itemsize
-        # A kill after the pending shard filled (renamed to the next shard's name) but before
-        # the next checkpoint leaves the checkpoint's bytes at the start of that shard, and a
-        # new pending file holding what followed.
-        follow_on = self.out / shard_name(self.split, len(shards))
-        for path in (self.pending_path, follow_on):
-            h = _prefix_hash(path, size)
-            if h is not None and h.hexdigest() == pending["sha256"]:
-                break
-        else:
-            raise ManifestError(
-                f"{self.pending_path}: the shard being written when the run stopped is "
-                "missing or damaged; start again with overwrite=True (--overwrite)"
-            )
-        if path != self.pending_path:
-            os.replace(path, self.pending_path)
-        # Shards finished after the checkpoint are written again (with the same bytes).
         k = len(shards)
-        while (later := self.out / shard_name(self.split, k)).is_file():
+        self._file, self._hash = None, hashlib.sha256()
+        if pending["tokens"] == 0:
+            # Nothing to take back: a pending file or a shard written after the checkpoint
+            # holds only tokens that are written again.
+            self.pending_path.unlink(missing_ok=True)
+        else:
+            size = len(self._header) + pending["tokens"] * self.dtype.itemsize
+            # A kill after the pending shard filled (renamed to the next shard's name) but
+            # before the next checkpoint leaves the checkpoint's bytes at the start of that
+            # shard, and a new pending file holding what followed.
+            follow_on = self.out / self.layout.shard_name(self.split, k)
+            for path in (self.pending_path, follow_on):
+                h = _prefix_hash(path, size, self._header)
+                if h is not None and h.hexdigest() == pending["sha256"]:
+                    break
+            else:
+                raise ManifestError(
+                    f"{self.pending_path}: the shard being written when the run stopped is "
+                    "missing or damaged; start again with overwrite=True (--overwrite)"
+                )
+            if path != self.pending_path:
+                os.replace(path, self.pending_path)
+            with open(self.pending_path, "r+b") as f:
+                f.write(self._header)  # a finished last shard's header says its own count
+                f.truncate(size)  # bytes written after the checkpoint are written again
+            self._file = open(self.pending_path, "a+b")  # appends land at the end
+            self._hash = h
+        # Shards finished after the checkpoint are written again (with the same bytes).
+        while (later := self.out / self.layout.shard_name(self.split, k)).is_file():
             later.unlink()
+            if self.layout.single_file:
+                break
             k += 1
-        f = open(self.pending_path, "a+b")  # appends land at the end, whatever the position
-        f.truncate(size)  # bytes written after the checkpoint are written again
-        self._file, self._hash = f, h
         self.fill = pending["tokens"]
         self.docs = pending["documents"]
 
 
-def _prefix_hash(path: Path, size: int) -> Any:
-    """The running sha256 of the first ``size`` bytes of ``path``; None when it is shorter
-    or missing (and ``size`` is not 0)."""
-    h = hashlib.sha256()
-    if size == 0:
-        return h
+def _prefix_hash(path: Path, size: int, header: bytes) -> Any:
+    """The running sha256 of ``header`` followed by bytes ``len(header)`` to ``size`` of
+    ``path`` (the header on disk is not read: a finished shard's says its own count); None
+    when the file is shorter or missing."""
+    h = hashlib.sha256(header)
     try:
         with open(path, "rb") as f:
-            left = size
+            f.seek(len(header))
+            left = size - len(header)
             while left and (block := f.read(min(left, 1 << 22))):
                 h.update(block)
                 left -= len(block)
     except FileNotFoundError:
         return None
     return None if left else h
+
+
+def layout_of(manifest: dict[str, Any]) -> Layout:
+    """The layout a manifest's files are in."""
+    kind = manifest["layout"]
+    name = manifest["llmc"]["name"] if kind == "llmc" else ""
+    return Layout(kind, manifest["dtype"], name)
 
 
 def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any]:
@@ -245,6 +286,8 @@ def read_manifest(out: str | os.PathLike[str]) -> dict[str, Any]:
         raise ManifestError(
             f"{path}: format version {m.get('version')}, this tokenmill reads version {VERSION}"
         )
+    # "layout" is optional: a manifest without it is of the shards layout.
+    m.setdefault("layout", "shards")
     return m
 
 
@@ -253,9 +296,10 @@ def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
 
 
 def verify(out: str | os.PathLike[str]) -> dict[str, Any]:
-    """Re-hash every shard listed in the manifest; raise
-    :class:`~tokenmill.errors.CorruptShardError` naming the first shard that is missing, has
-    the wrong size, or the wrong sha256. Returns ``{"shards": n, "tokens": n}`` checked.
+    """Re-hash every file listed in the manifest (the shards, in any layout, and nanoGPT's
+    ``meta.pkl``); raise :class:`~tokenmill.errors.CorruptShardError` naming the first one
+    that is missing, has the wrong size, or the wrong sha256. Returns ``{"shards": n,
+    "tokens": n}`` checked (nanoGPT's ``train.bin`` and ``val.bin`` count as shards).
 
     >>> import tempfile, pathlib, tokenmill.corpus
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -269,6 +313,7 @@ def verify(out: str | os.PathLike[str]) -> dict[str, Any]:
     tokenmill.errors.CorruptShardError: .../train_000000.bin: sha256 ... the manifest says ...
     """
     m = read_manifest(out)
+    layout = layout_of(m)
     size = np.dtype(m["dtype"]).itemsize
     n_shards = n_tokens = 0
     for split in m["splits"].values():
@@ -276,17 +321,29 @@ def verify(out: str | os.PathLike[str]) -> dict[str, Any]:
             path = Path(out) / s["file"]
             if not path.is_file():
                 raise CorruptShardError(f"{path}: missing (listed in the manifest)")
-            if path.stat().st_size != s["tokens"] * size:
+            want = layout.header_bytes + s["tokens"] * size
+            if path.stat().st_size != want:
+                header = f" after a header of {layout.header_bytes}" if layout.header_bytes else ""
                 raise CorruptShardError(
                     f"{path}: {path.stat().st_size} bytes, the manifest says {s['tokens']} "
-                    f"tokens of {size} bytes; re-encode the corpus"
+                    f"tokens of {size} bytes{header}; re-encode the corpus"
                 )
-            digest = sha256_file(path)
-            if digest != s["sha256"]:
-                raise CorruptShardError(
-                    f"{path}: sha256 {digest}, the manifest says {s['sha256']}: the shard is "
-                    "corrupted; re-encode the corpus"
-                )
+            _check_hash(path, s["sha256"], "the shard")
             n_shards += 1
             n_tokens += s["tokens"]
+    meta = m.get("nanogpt", {}).get("meta")
+    if meta is not None:
+        path = Path(out) / meta["file"]
+        if not path.is_file():
+            raise CorruptShardError(f"{path}: missing (listed in the manifest)")
+        _check_hash(path, meta["sha256"], "the file")
     return {"shards": n_shards, "tokens": n_tokens}
+
+
+def _check_hash(path: Path, sha256: str, what: str) -> None:
+    digest = sha256_file(path)
+    if digest != sha256:
+        raise CorruptShardError(
+            f"{path}: sha256 {digest}, the manifest says {sha256}: {what} is corrupted; "
+            "re-encode the corpus"
+        )

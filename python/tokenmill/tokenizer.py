@@ -649,6 +649,20 @@ class Tokenizer:
 
         return formats.write(self, path, format)
 
+    def to_transformers(self, **options: Any) -> Any:
+        """This tokenizer as HF ``transformers``' ``PreTrainedTokenizerFast``, giving its ids
+        (:mod:`tokenmill.compat.transformers` says how special tokens map); ``options``
+        (``pad_token``, ``model_max_length``, ...) go to its constructor.
+
+        >>> import tokenmill
+        >>> fast = tokenmill.load("gpt2").to_transformers(pad_token="<|endoftext|>")
+        >>> fast(["hello world", "hi"], padding=True)["input_ids"]
+        [[31373, 995], [5303, 50256]]
+        """
+        from tokenmill.compat import transformers
+
+        return transformers.to_transformers(self, **options)
+
     # ------------------------------------------------------------------------------- pickling
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import socket
+import tempfile
 import threading
 from pathlib import Path
 
@@ -91,11 +92,31 @@ def test_http_error_status(server):
         pretrained.fetch(f"{server}/missing.tiktoken", DIGEST)
 
 
-def test_tiktoken_cache_layout_is_read(caches):
+@pytest.mark.parametrize("where", ["TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR", "default"])
+def test_tiktoken_cache_layout_is_read(tmp_path, monkeypatch, where):
+    # Each folder tiktoken may cache in, chosen as tiktoken chooses it.
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    folder = tmp_path / "tmp" / "data-gym-cache"
+    if where != "default":
+        folder = tmp_path / where
+        monkeypatch.setenv(where, str(folder))
     url = "https://example.invalid/encodings/tiny.tiktoken"
-    caches[1].mkdir(parents=True)
-    (caches[1] / cache_key(url)).write_bytes(VOCAB)
+    folder.mkdir(parents=True)
+    (folder / cache_key(url)).write_bytes(VOCAB)
     assert pretrained.fetch(url, DIGEST) == VOCAB  # no network involved
+
+
+def test_an_empty_tiktoken_cache_dir_turns_its_cache_off(server, tmp_path, monkeypatch):
+    # tiktoken then caches nowhere, and does not fall back to DATA_GYM_CACHE_DIR.
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    monkeypatch.setenv("DATA_GYM_CACHE_DIR", str(tmp_path / "data-gym"))
+    url = f"{server}/gone.tiktoken"
+    (tmp_path / "data-gym").mkdir()
+    (tmp_path / "data-gym" / cache_key(url)).write_bytes(VOCAB)
+    assert pretrained.tiktoken_cache_dirs() == []
+    with pytest.raises(tokenmill.DownloadError, match="404"):
+        pretrained.fetch(url, DIGEST)
 
 
 def test_load_url_and_named_download(server, monkeypatch):

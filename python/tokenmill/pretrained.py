@@ -61,10 +61,20 @@ def cache_dir() -> Path:
 
 
 def tiktoken_cache_dirs() -> list[Path]:
-    """Where tiktoken keeps its downloads (read-only for tokenmill)."""
+    """Where tiktoken keeps its downloads (read-only for tokenmill), chosen as tiktoken
+    chooses: ``TIKTOKEN_CACHE_DIR`` if it is set, else ``DATA_GYM_CACHE_DIR`` if it is set,
+    else ``<tmp>/data-gym-cache``. A variable set to the empty string turns tiktoken's cache
+    off (the other variable is not consulted then), so there is none to read.
+
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"TIKTOKEN_CACHE_DIR": "", "DATA_GYM_CACHE_DIR": "x"}):
+    ...     tiktoken_cache_dirs()
+    []
+    """
     for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
-        if env := os.environ.get(var):
-            return [Path(env)]
+        if var in os.environ:
+            return [Path(os.environ[var])] if os.environ[var] else []
     return [Path(tempfile.gettempdir()) / "data-gym-cache"]
 
 

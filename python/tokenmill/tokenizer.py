@@ -615,6 +615,19 @@ class Tokenizer:
         except UnicodeEncodeError:
             return self._core.chunks(_fix_surrogates(text))
 
+    def encode_chunk(self, chunk: bytes) -> list[int]:
+        """The ids of one chunk, merged as :meth:`encode` merges each chunk of a text: no
+        splitting, no special tokens. ``chunk`` may be any bytes, UTF-8 or not.
+
+        >>> import tokenmill
+        >>> enc = tokenmill.load("gpt2")
+        >>> enc.encode_chunk(b"helloqqqq"), enc.encode_chunk(b"\\xff\\xfe"), enc.encode_chunk(b"")
+        ([31373, 38227, 38227], [187, 186], [])
+        """
+        if not isinstance(chunk, bytes):
+            raise WrongTypeError(f"chunk must be bytes, not {type(chunk).__name__}")
+        return self._core.encode_chunk(chunk)
+
     # -------------------------------------------------------------------------------- saving
 
     def save(self, path: str | os.PathLike[str], format: str | None = None) -> list[str]:

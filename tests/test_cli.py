@@ -485,6 +485,10 @@ def test_a_rank_file_gets_its_pattern_and_special_tokens_from_flags(rank_file, t
     data = json.loads(ok("report", rank, "-p", "gpt2", "--corpus", str(tmp_path / "c.txt"),
                          "--json", "-q"))  # fmt: skip
     assert data["tokenizers"][0]["pattern"] == "gpt2"
+    shards = tmp_path / "shards"
+    ok("encode-corpus", str(tmp_path / "c.txt"), "-t", rank, "-p", "gpt2", "-s", "<|endoftext|>",
+       "-o", str(shards), "-q")  # fmt: skip
+    assert np.fromfile(shards / "train_000000.bin", np.uint16).tolist() == [400, *tok.encode(TEXT)]
     # A tokenizer that says its own pattern refuses the flags rather than ignoring them.
     assert "--pattern" in user_error("encode", "-t", "gpt2", "--pattern", "cl100k", stdin="x")
     assert "--special" in user_error("encode", "-t", "gpt2", "--special", "<|x|>", stdin="x")

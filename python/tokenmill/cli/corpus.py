@@ -8,7 +8,12 @@ import json
 import sys
 from typing import Any
 
-from tokenmill.cli.common import AddCommand, add_engine_arguments
+from tokenmill.cli.common import (
+    AddCommand,
+    add_engine_arguments,
+    add_tokenizer_argument,
+    load_tokenizer,
+)
 
 
 def add_commands(add: AddCommand) -> None:
@@ -20,7 +25,7 @@ def add_commands(add: AddCommand) -> None:
         metavar="INPUT",
         help="text, .jsonl, .parquet or .gz files, folders or globs (in this order)",
     )
-    sp.add_argument("-t", "--tokenizer", default="gpt2", metavar="TOKENIZER", help="default: gpt2")
+    add_tokenizer_argument(sp)
     sp.add_argument("-o", "--out", required=True, metavar="DIR", help="folder for the shards")
     sp.add_argument(
         "--layout",
@@ -97,7 +102,7 @@ def run_encode_corpus(args: argparse.Namespace) -> None:
         eot = int(eot)
     r = encode(
         args.inputs,
-        args.tokenizer,
+        load_tokenizer(args, args.tokenizer),
         args.out,
         text_field=args.text_field,
         layout=args.layout,

@@ -88,10 +88,14 @@ def read_ids(data: bytes, fmt: str, dtype: str = "uint32") -> list[list[int]]:
             value = json.loads(data)
         except json.JSONDecodeError as e:
             raise IdsFileError(f"not valid JSON: {e}") from None
-        if isinstance(value, list) and all(isinstance(x, int) for x in value):
+        except RecursionError:
+            # json recurses once per [ or {: deep nesting passes Python's recursion limit.
+            raise IdsFileError("not usable JSON: nested too deeply") from None
+        # (type() is int: JSON's true and false are Python bools, which are ints.)
+        if isinstance(value, list) and all(type(x) is int for x in value):
             return [value]
         if isinstance(value, list) and all(
-            isinstance(d, list) and all(isinstance(x, int) for x in d) for d in value
+            isinstance(d, list) and all(type(x) is int for x in d) for d in value
         ):
             return value
         raise IdsFileError("expected a JSON list of ids or a list of lists of ids")
@@ -100,10 +104,13 @@ def read_ids(data: bytes, fmt: str, dtype: str = "uint32") -> list[list[int]]:
             arr = np.load(io.BytesIO(data), allow_pickle=False)
         except (ValueError, OSError) as e:
             raise IdsFileError(f"not a .npy file: {e}") from None
-        return [arr.reshape(-1).astype(np.int64).tolist()]
+        if arr.dtype.kind not in "iu":
+            # Floats became the ids they round to, and uint64 past 2**63 negative ids.
+            raise IdsFileError(f"expected token ids of an integer dtype, not {arr.dtype}")
+        return [arr.reshape(-1).tolist()]
     if fmt == "bin":
         size = np.dtype(dtype).itemsize
         if len(data) % size:
             raise IdsFileError(f"{len(data)} bytes is not a whole number of {dtype} ids")
-        return [np.frombuffer(data, dtype=dtype).astype(np.int64).tolist()]
+        return [np.frombuffer(data, dtype=dtype).tolist()]
     raise InvalidArgumentError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")

@@ -25,6 +25,7 @@ import tempfile
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
@@ -35,12 +36,13 @@ from tokenmill.errors import (
     MissingPatternError,
     UnknownTokenizerError,
     VocabFileError,
+    WrongTypeError,
 )
 from tokenmill.fileio import write_atomic
 from tokenmill.formats import loading, rankfile
 from tokenmill.formats.loading import Vocabulary
 from tokenmill.formats.openai import REGISTRY, Pretrained
-from tokenmill.tokenizer import Merge, PickleAs, Tokenizer
+from tokenmill.tokenizer import Merge, PickleAs, Tokenizer, need_pattern
 
 _LOADED: dict[str, Tokenizer] = {}
 _LOCK = threading.Lock()
@@ -188,7 +190,25 @@ def load(
     >>> tokenmill.load("gpt2").encode("hello world")
     [31373, 995]
     """
-    name = os.fspath(name_or_path)
+    name = os.fspath(name_or_path) if isinstance(name_or_path, str | os.PathLike) else None
+    if not isinstance(name, str):  # None, an int, bytes, a PathLike of bytes
+        raise WrongTypeError(
+            "name_or_path must be a name, path or URL (str or os.PathLike), not "
+            f"{type(name_or_path if name is None else name).__name__}"
+        )
+    if not name.strip():
+        # Path("") is the current folder, which would be searched for tokenizer files.
+        raise UnknownTokenizerError(
+            f"the tokenizer name is empty ({name!r}): pass a name ({', '.join(REGISTRY)}), "
+            "a file path or a URL"
+        )
+    if pattern is not None:
+        need_pattern(pattern)
+    if special_tokens is not None and not isinstance(special_tokens, Mapping):
+        raise WrongTypeError(
+            "special_tokens must be a dict of special-token strings to ids, not "
+            f"{type(special_tokens).__name__}"
+        )
     if name in REGISTRY and pattern is None and special_tokens is None:
         return load_pretrained(name)
     if name.startswith(("http://", "https://")):

@@ -17,6 +17,7 @@ building ids, truncation at a token boundary, and a streaming decoder.
 from __future__ import annotations
 
 import codecs
+import operator
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from tokenmill.errors import (
     InvalidSpecialTokensError,
     InvalidVocabError,
     NotATokenError,
+    TokenmillError,
     UnknownTokenIdError,
     WrongTypeError,
 )
@@ -100,9 +102,25 @@ class Tokenizer:
         merges: Sequence[Merge] | None = None,
         explicit_n_vocab: int | None = None,
     ) -> None:
+        need_pattern(pattern)
+        if special_tokens is not None and not isinstance(special_tokens, Mapping):
+            raise WrongTypeError(
+                "special_tokens must be a dict of special-token strings to ids, not "
+                f"{type(special_tokens).__name__}"
+            )
         tokens = _dense_tokens(mergeable_ranks)
         specials = dict(special_tokens or {})
-        self._setup(_core.CoreTokenizer(tokens, pattern, list(specials.items())), name, merges)
+        try:
+            core = _core.CoreTokenizer(tokens, pattern, list(specials.items()))
+        except TypeError:
+            for token in specials:
+                if not isinstance(token, str):
+                    raise WrongTypeError(
+                        f"special_tokens: a special token must be a str, not "
+                        f"{type(token).__name__} {token!r:.40}"
+                    ) from None
+            raise
+        self._setup(core, name, merges)
         if explicit_n_vocab is not None and explicit_n_vocab != self._core.n_vocab:
             raise InvalidVocabError(
                 f"{name}: expected {explicit_n_vocab} tokens, "
@@ -280,14 +298,25 @@ class Tokenizer:
     def _known_specials(self, names: Collection[str], argument: str) -> frozenset[str]:
         """``names`` as a set, without those that are no special token here when
         :attr:`unknown_special_names` says to ignore them, else refused naming them."""
-        found = frozenset(names)
+        wanted = f"{argument} must be 'all' or a set of special-token strings"
+        if isinstance(names, str) and self.unknown_special_names == "raise":
+            # (tiktoken takes a str's characters for the names: its drop-in does too.)
+            raise WrongTypeError(f"{wanted}, not one str (wrap it in a set: {{{names!r}}})")
+        try:
+            found = frozenset(names)
+        except TypeError:
+            raise WrongTypeError(f"{wanted}, not {type(names).__name__}") from None
         unknown = found - self._special_set
         if not unknown:
             return found
         if self.unknown_special_names == "ignore":
             return found & self._special_set
+        try:
+            names_shown = sorted(unknown)
+        except TypeError:  # not all str
+            names_shown = sorted(unknown, key=repr)
         raise InvalidSpecialTokensError(
-            f"{argument} names {sorted(unknown)}, which are not special tokens of "
+            f"{argument} names {names_shown}, which are not special tokens of "
             f"{self.name} (it has {sorted(self._special_set)})"
         )
 
@@ -418,7 +447,15 @@ class Tokenizer:
     def _batch(self, method: str, texts: Sequence[str], *args: Any) -> Any:
         if isinstance(texts, str):
             raise WrongTypeError("expected a list of texts, got one str (wrap it in a list)")
-        texts = list(texts)
+        if isinstance(texts, bytes | bytearray):
+            raise WrongTypeError(
+                f"expected a list of texts, got one {type(texts).__name__} (decode it, e.g. "
+                "data.decode('utf-8'), and wrap it in a list)"
+            )
+        try:
+            texts = list(texts)
+        except TypeError:
+            raise WrongTypeError(f"expected a list of texts, not {type(texts).__name__}") from None
         try:
             return getattr(self._core, method)(texts, *args)
         except TypeError:
@@ -499,6 +536,8 @@ class Tokenizer:
         >>> tokenmill.load("gpt2").truncate("The quick brown fox", 2)
         'The quick'
         """
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
+            raise WrongTypeError(f"max_tokens must be an int, not {type(max_tokens).__name__}")
         if max_tokens < 0:
             raise InvalidArgumentError(f"max_tokens must be >= 0, got {max_tokens}")
         kwargs: dict[str, Any] = {
@@ -527,7 +566,13 @@ class Tokenizer:
         >>> tokenmill.load("gpt2").decode_bytes([31373, 995])
         b'hello world'
         """
-        return self._core.decode_bytes(_as_ids(tokens))
+        ids = _as_ids(tokens)
+        try:
+            return self._core.decode_bytes(ids)
+        except (TypeError, OverflowError):
+            # pyo3's, for an element that is no int or no 64-bit one: found and named here,
+            # on the failure path only.
+            raise _ids_error(ids, self._core.n_vocab) from None
 
     def decode(self, tokens: Sequence[int] | npt.NDArray[Any], errors: str = "replace") -> str:
         """Decode to text; bytes that are not valid UTF-8 are handled by ``errors``
@@ -538,7 +583,11 @@ class Tokenizer:
         >>> enc.decode(enc.encode("naïve café"))
         'naïve café'
         """
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+        data = self.decode_bytes(tokens)
+        try:
+            return data.decode("utf-8", errors=errors)
+        except TypeError:
+            raise WrongTypeError(f"errors must be str, not {type(errors).__name__}") from None
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token.
@@ -547,11 +596,21 @@ class Tokenizer:
         >>> tokenmill.load("gpt2").decode_single_token_bytes(995)
         b' world'
         """
-        return self._core.token_bytes(token)
+        try:
+            return self._core.token_bytes(token)
+        except (TypeError, OverflowError):
+            raise _id_error(token, self._core.n_vocab) from None
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
         """The bytes of each token, as a list."""
-        return [self._core.token_bytes(t) for t in tokens]
+        ids = tokens if isinstance(tokens, list) else _as_ids(tokens)
+        if not isinstance(ids, list):  # a uint32 array
+            ids = ids.tolist()
+        token_bytes = self._core.token_bytes
+        try:
+            return [token_bytes(t) for t in ids]
+        except (TypeError, OverflowError):
+            raise _ids_error(ids, self._core.n_vocab) from None
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """The text and, for each token, the index of the character it starts in (a token
@@ -573,11 +632,35 @@ class Tokenizer:
 
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace") -> list[str]:
         """:meth:`decode` for many token lists."""
-        return [self.decode(tokens, errors=errors) for tokens in batch]
+        docs = _id_lists(batch)
+        try:
+            return [self.decode(tokens, errors=errors) for tokens in docs]
+        except WrongTypeError as e:
+            raise self._batch_error(docs, e) from None
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]]) -> list[bytes]:
         """:meth:`decode_bytes` for many token lists."""
-        return [self.decode_bytes(tokens) for tokens in batch]
+        docs = _id_lists(batch)
+        try:
+            return [self.decode_bytes(tokens) for tokens in docs]
+        except WrongTypeError as e:
+            raise self._batch_error(docs, e) from None
+
+    def _batch_error(self, docs: list[Any], error: WrongTypeError) -> WrongTypeError:
+        """The error of a decode batch one of whose lists was refused by type (``error``),
+        naming the list: a batch of ids instead of lists is told to wrap them in a list."""
+        for i, tokens in enumerate(docs):
+            if hasattr(tokens, "__index__") and not hasattr(tokens, "__len__"):  # an id
+                return WrongTypeError(
+                    "expected a list of token-id lists, got one list of ids (wrap it in a list)"
+                )
+            try:
+                self.decode_bytes(tokens)
+            except WrongTypeError as e:
+                return WrongTypeError(f"batch[{i}]: {e}")
+            except TokenmillError:
+                pass
+        return error
 
     def stream_decoder(self, errors: str = "replace") -> StreamDecoder:
         """A decoder fed one token at a time that emits text only once characters are whole.
@@ -612,6 +695,9 @@ class Tokenizer:
         """
         try:
             return self._core.chunks(text)
+        except TypeError:
+            _need_str(text)
+            raise
         except UnicodeEncodeError:
             return self._core.chunks(_fix_surrogates(text))
 
@@ -721,7 +807,7 @@ class StreamDecoder:
 
     def push_many(self, tokens: Iterable[int]) -> str:
         """Add several tokens; return the text they complete."""
-        return self._decoder.decode(self._tokenizer.decode_bytes(list(tokens)))
+        return self._decoder.decode(self._tokenizer.decode_bytes(_as_ids(tokens)))
 
     def flush(self) -> str:
         """End of stream: return what is held back (decoded with ``errors``)."""
@@ -788,8 +874,16 @@ def _common_prefix(a: str, b: str) -> str:
     return a[:n]
 
 
-def _as_ids(tokens: Sequence[int] | npt.NDArray[Any]) -> Any:
-    """Lists pass through; numpy arrays become uint32 arrays (or lists if out of range)."""
+# What the decoding methods take as ids, as their errors say it.
+IDS_WANTED = "a list of int token ids or a numpy integer array"
+
+
+def _as_ids(tokens: object) -> Any:
+    """Lists pass through; numpy integer arrays become uint32 arrays (or lists if out of
+    range); other sequences lists. What is no sequence of ids (a str, None, an int, a float
+    array) is a :class:`WrongTypeError`; the elements are the core's to check."""
+    if isinstance(tokens, list):
+        return tokens
     if hasattr(tokens, "dtype"):
         import numpy as np
 
@@ -798,16 +892,79 @@ def _as_ids(tokens: Sequence[int] | npt.NDArray[Any]) -> Any:
             raise InvalidArgumentError(f"expected a 1-D array of token ids, got shape {arr.shape}")
         if arr.dtype == np.uint32:
             return np.ascontiguousarray(arr)
+        if arr.dtype.kind not in "iubO":  # floats were decoded as the ids they round to
+            raise WrongTypeError(f"tokens must be token ids of an integer dtype, not {arr.dtype}")
+        if arr.dtype.kind in "iu" and arr.size and arr.min() >= 0 and arr.max() < 2**32:
+            return arr.astype(np.uint32)  # not a Python int per id
         return arr.tolist()
-    if isinstance(tokens, list):
-        return tokens
-    return list(tokens)
+    if isinstance(tokens, str):
+        raise WrongTypeError(f"tokens must be {IDS_WANTED}, not str")
+    try:
+        return list(tokens)  # type: ignore[call-overload]
+    except TypeError:
+        raise WrongTypeError(f"tokens must be {IDS_WANTED}, not {type(tokens).__name__}") from None
+
+
+def _id_lists(batch: object) -> list[Any]:
+    """The lists of a decode batch, as a list; what is no batch is a :class:`WrongTypeError`."""
+    if isinstance(batch, list):
+        return batch
+    if isinstance(batch, str):
+        raise WrongTypeError("expected a list of token-id lists, got one str")
+    try:
+        return list(batch)  # type: ignore[call-overload]
+    except TypeError:
+        raise WrongTypeError(
+            f"expected a list of token-id lists, not {type(batch).__name__}"
+        ) from None
+
+
+def _id_error(token: object, n_vocab: int) -> TokenmillError:
+    """The error of one token id that the core refused with pyo3's ``TypeError`` or
+    ``OverflowError``: no int, or an int past 64 bits (so past every id)."""
+    try:
+        value = operator.index(token)  # type: ignore[arg-type]
+    except TypeError:
+        return WrongTypeError(f"a token id must be an int, not {type(token).__name__}")
+    return UnknownTokenIdError(value, n_vocab)
+
+
+def _ids_error(ids: Sequence[Any], n_vocab: int) -> TokenmillError:
+    """The error of ids that the core refused with pyo3's ``TypeError`` or ``OverflowError``:
+    the first that is no int, or no id. Only called once the core has failed, so checking
+    each id here costs the calls that succeed nothing."""
+    for i, token in enumerate(ids):
+        try:
+            value = operator.index(token)
+        except TypeError:
+            shown = "None" if token is None else f"{type(token).__name__} {token!r:.40}"
+            return WrongTypeError(f"tokens[{i}] is {shown}: token ids must be ints")
+        if not 0 <= value < n_vocab:
+            return UnknownTokenIdError(value, n_vocab)
+    return WrongTypeError(f"tokens must be {IDS_WANTED}")
+
+
+def need_pattern(pattern: object) -> None:
+    """A :class:`WrongTypeError` unless ``pattern`` is a str."""
+    if not isinstance(pattern, str):
+        raise WrongTypeError(
+            f"pattern must be str, not {type(pattern).__name__} (a name: gpt2, cl100k, o200k, "
+            "or a regex)"
+        )
 
 
 def _dense_tokens(ranks: Mapping[bytes, int] | Sequence[bytes]) -> list[bytes]:
     """Token bytes indexed by rank; the ranks must be exactly 0..n-1."""
     if not isinstance(ranks, Mapping):
-        return [bytes(t) for t in ranks]
+        if isinstance(ranks, str | bytes | bytearray) or not isinstance(ranks, Iterable):
+            raise WrongTypeError(
+                "mergeable_ranks must be a dict of token bytes to ranks or a list of token "
+                f"bytes, not {type(ranks).__name__}"
+            )
+        return [
+            t if type(t) is bytes else _token_bytes(t, f"mergeable_ranks[{i}]")
+            for i, t in enumerate(ranks)
+        ]
     tokens: list[bytes | None] = [None] * len(ranks)
     for token, rank in ranks.items():
         if not isinstance(rank, int) or not 0 <= rank < len(ranks):
@@ -817,8 +974,18 @@ def _dense_tokens(ranks: Mapping[bytes, int] | Sequence[bytes]) -> list[bytes]:
             )
         if tokens[rank] is not None:
             raise InvalidVocabError(f"rank {rank} is given to both {tokens[rank]!r} and {token!r}")
-        tokens[rank] = bytes(token)
+        tokens[rank] = (
+            token if type(token) is bytes else _token_bytes(token, "a key of mergeable_ranks")
+        )
     return tokens  # type: ignore[return-value]
+
+
+def _token_bytes(token: object, where: str) -> bytes:
+    """A token given as bytes-like, as bytes; anything else (bytes(5) would be five zero
+    bytes) is a :class:`WrongTypeError` naming ``where``."""
+    if isinstance(token, bytes | bytearray | memoryview):
+        return bytes(token)
+    raise WrongTypeError(f"{where} is {type(token).__name__} {token!r:.40}: a token must be bytes")
 
 
 __all__ = [

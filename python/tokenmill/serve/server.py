@@ -400,6 +400,41 @@ class _Handler(BaseHTTPRequestHandler):
         except PlaygroundRequestError as e:
             self._error(e.status, e.message)
 
+    def _content_length(self) -> int | None:
+        """The body's length the headers give; None when the request was answered instead:
+        411 without a Content-Length, 400 for one that is no length (``-1``, ``abc``, ``+5``,
+        ``1_000``, which ``int`` would take) or two that differ."""
+        values = [v.strip() for v in self.headers.get_all("Content-Length") or []]
+        if not values:
+            self._error(HTTPStatus.LENGTH_REQUIRED, "a Content-Length is required", close=True)
+            return None
+        if len(set(values)) > 1:
+            self._error(
+                HTTPStatus.BAD_REQUEST,
+                f"invalid Content-Length: the request gives {len(values)} that differ "
+                f"({', '.join(map(repr, values))})",
+                close=True,
+            )
+            return None
+        if not (values[0].isascii() and values[0].isdigit()):
+            self._error(
+                HTTPStatus.BAD_REQUEST,
+                f"invalid Content-Length {values[0][:100]!r}: it must be the body's length in "
+                "bytes, digits 0-9 only",
+                close=True,
+            )
+            return None
+        digits = values[0].lstrip("0") or "0"
+        if len(digits) > 18:  # past any body, and int() refuses 4,300 digits and more
+            self._error(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                f"the body is a {len(digits):,}-digit number of bytes; this server takes at "
+                f"most {self.server.max_body:,} (tokenmill serve --max-body)",
+                close=True,
+            )
+            return None
+        return int(digits)
+
     def do_POST(self) -> None:
         if not self._checked():
             return
@@ -415,12 +450,8 @@ class _Handler(BaseHTTPRequestHandler):
                 HTTPStatus.LENGTH_REQUIRED, "send a Content-Length (no chunked bodies)", close=True
             )
             return
-        try:
-            length = int(self.headers.get("Content-Length", ""))
-        except ValueError:
-            length = -1
-        if length < 0:
-            self._error(HTTPStatus.LENGTH_REQUIRED, "a Content-Length is required", close=True)
+        length = self._content_length()
+        if length is None:
             return
         if length > self.server.max_body:
             # Not read: the connection is closed instead.

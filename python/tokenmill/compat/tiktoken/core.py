@@ -46,7 +46,7 @@ from tokenmill.errors import (
 )
 from tokenmill.formats.openai import REGISTRY
 from tokenmill.pretrained import load_pretrained
-from tokenmill.tokenizer import Tokenizer
+from tokenmill.tokenizer import IDS_WANTED, Tokenizer
 
 if TYPE_CHECKING:
     import os
@@ -531,6 +531,7 @@ class Encoding(Tokenizer):
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
         """The bytes of each token."""
+        _need_iterable(tokens, f"tokens must be {IDS_WANTED}")
         return [self.decode_single_token_bytes(t) for t in tokens]
 
     def decode_batch(  # type: ignore[override]
@@ -539,6 +540,7 @@ class Encoding(Tokenizer):
         """:meth:`decode` for many token lists (``num_threads`` is checked as tiktoken's
         thread pool checks it; decoding is too quick to share out)."""
         _check_threads(num_threads)
+        _need_iterable(batch, "expected a list of token-id lists")
         return [self.decode(tokens, errors=errors) for tokens in batch]
 
     def decode_bytes_batch(  # type: ignore[override]
@@ -546,6 +548,7 @@ class Encoding(Tokenizer):
     ) -> list[bytes]:
         """:meth:`decode_bytes` for many token lists."""
         _check_threads(num_threads)
+        _need_iterable(batch, "expected a list of token-id lists")
         return [self.decode_bytes(tokens) for tokens in batch]
 
     # --------------------------------------------------- ids between the core and the caller
@@ -707,6 +710,13 @@ def _check_disallowed(text: str, disallowed: Collection[str], specials: dict[str
     found = [(at, -len(s), s) for s in frozenset(disallowed) if (at := text.find(s)) >= 0]
     if found:
         raise_disallowed_special_token(min(found)[2])
+
+
+def _need_iterable(value: object, wanted: str) -> None:
+    """A :class:`WrongTypeError` (tiktoken: a ``TypeError``) for a str or what cannot be
+    iterated where a list is wanted."""
+    if isinstance(value, str) or not hasattr(value, "__iter__"):
+        raise WrongTypeError(f"{wanted}, not {type(value).__name__}")
 
 
 def _check_threads(num_threads: int) -> None:

@@ -335,6 +335,23 @@ def test_tokenmill_file_with_malformed_structure(tmp_path, edit, problem):
     assert problem in load_error(path).problem
 
 
+def test_merges_that_double_a_token_are_refused_before_it_is_built(tmp_path):
+    # 41 merges (1 KB of JSON) would make a token of 2**41 bytes: refused by its length alone.
+    merges = [[97, 97, 2]] + [[256 + i, 256 + i, 2] for i in range(40)]
+    doc = {"format": "tokenmill", "version": 1, "pattern": "gpt2", "merges": merges}
+    path = write_json(tmp_path / "bomb.tokenmill", doc)
+    assert "the merges make 4,398,046,511,358 bytes of tokens" in load_error(path).problem
+
+
+def test_a_long_chain_of_doubled_tokens_loads_in_n_log_n():
+    # Each token's parents come from merging its bytes alone; a token of 256 KB takes a heap,
+    # not a rescan of the parts at every merge (which takes minutes here).
+    tokens = [bytes([b]) for b in range(256)] + [b"a" * 2**k for k in range(1, 19)]
+    tok = Tokenizer(tokens, "(?s).+")
+    assert tok.merge_parents()[255 + 18] == (255 + 17, 255 + 17)
+    assert tok.encode("a" * (2**18 + 3)) == [255 + 18, 256, 97]
+
+
 # --- the command line ----------------------------------------------------------------------
 
 

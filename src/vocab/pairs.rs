@@ -164,6 +164,21 @@ impl PairIndex {
         &self,
         bytes: &[u8],
         parts: &mut Vec<u32>,
+        merged: impl FnMut(usize, usize, u32),
+    ) {
+        if bytes.len() > RESCAN_UP_TO {
+            self.merge_alone_heap(bytes, parts, merged);
+        } else {
+            self.merge_alone_rescan(bytes, parts, merged);
+        }
+    }
+
+    /// [`PairIndex::merge_alone`] by rescanning the parts for the lowest pair at each step:
+    /// quick on short tokens, quadratic in the length.
+    fn merge_alone_rescan(
+        &self,
+        bytes: &[u8],
+        parts: &mut Vec<u32>,
         mut merged: impl FnMut(usize, usize, u32),
     ) {
         /// A part: where it starts, its rank, and the rank of it joined with the next part.
@@ -215,5 +230,114 @@ impl PairIndex {
         }
         parts.clear();
         parts.extend(all.iter().map(|p| p.rank));
+    }
+
+    /// [`PairIndex::merge_alone`] with a heap of the pairs by (rank, start), so that a long
+    /// token (a file may make one of any length from a few merges) costs `n log n`, not `n²`.
+    /// A pair in the heap is current while the part at its start is alive and that part and
+    /// the next one still make its rank: a rank has one pair of parents, so the same rank is
+    /// the same pair.
+    fn merge_alone_heap(
+        &self,
+        bytes: &[u8],
+        parts: &mut Vec<u32>,
+        mut merged: impl FnMut(usize, usize, u32),
+    ) {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let n = bytes.len();
+        // The parts as a list over their start positions: rank, next start (n at the end),
+        // previous start (usize::MAX at the start), and whether a part starts here.
+        let mut rank: Vec<u32> = bytes.iter().map(|&b| self.byte_rank(b)).collect();
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        let mut alive = vec![true; n];
+        let mut heap: BinaryHeap<Reverse<(u32, usize)>> = (0..n.saturating_sub(1))
+            .filter_map(|i| {
+                let r = self.byte_pair(bytes[i], bytes[i + 1]);
+                (r != NONE).then_some(Reverse((r, i)))
+            })
+            .collect();
+        while let Some(Reverse((r, i))) = heap.pop() {
+            let j = next[i];
+            if !alive[i] || j >= n || self.get(rank[i], rank[j]) != Some(r) {
+                continue;
+            }
+            let end = next[j];
+            merged(i, end, r);
+            rank[i] = r;
+            alive[j] = false;
+            next[i] = end;
+            if end < n {
+                prev[end] = i;
+                if let Some(up) = self.get(r, rank[end]) {
+                    heap.push(Reverse((up, i)));
+                }
+            }
+            let before = prev[i];
+            if before != usize::MAX {
+                if let Some(up) = self.get(rank[before], r) {
+                    heap.push(Reverse((up, before)));
+                }
+            }
+        }
+        parts.clear();
+        let mut i = 0;
+        while i < n {
+            parts.push(rank[i]);
+            i = next[i];
+        }
+    }
+}
+
+/// Tokens up to this long are merged alone by rescanning, longer ones with a heap.
+const RESCAN_UP_TO: usize = 128;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Rng;
+    use crate::vocab::testing::random_over;
+    use crate::vocab::Vocab;
+
+    type Merged = Vec<(usize, usize, u32)>;
+
+    fn both(pairs: &PairIndex, bytes: &[u8]) -> [(Vec<u32>, Merged); 2] {
+        let mut out: [(Vec<u32>, Merged); 2] = Default::default();
+        let [rescan, heap] = &mut out;
+        pairs.merge_alone_rescan(bytes, &mut rescan.0, |s, e, r| rescan.1.push((s, e, r)));
+        pairs.merge_alone_heap(bytes, &mut heap.0, |s, e, r| heap.1.push((s, e, r)));
+        out
+    }
+
+    /// The heap makes the same merges in the same order as the rescan, on random vocabularies
+    /// (tokens out of rank order too) and texts of every length around the switch.
+    #[test]
+    fn heap_merges_alone_as_the_rescan_does() {
+        let mut rng = Rng(7);
+        for round in 0..40 {
+            let vocab = random_over(&mut rng, b"ab ", 20 + round * 5, 64);
+            for len in [0, 1, 2, 3, 17, RESCAN_UP_TO, RESCAN_UP_TO + 1, 700] {
+                let text: Vec<u8> = (0..len).map(|_| b"ab c"[rng.below(4)]).collect();
+                let [rescan, heap] = both(&vocab.pairs, &text);
+                assert_eq!(heap, rescan, "{:?}", String::from_utf8_lossy(&text));
+            }
+        }
+    }
+
+    /// A chain of tokens each twice the last: the index holds every one's parents.
+    #[test]
+    fn long_chains_get_their_parents() {
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        tokens.extend((1..=14).map(|k| vec![b'a'; 1 << k]));
+        let vocab = Vocab::new(&tokens).unwrap();
+        for k in 2..=14u32 {
+            let half = 255 + k - 1;
+            assert_eq!(vocab.pairs.parents(255 + k), Some((half, half)));
+        }
+        let [rescan, heap] = both(&vocab.pairs, &[b'a'; 3000]);
+        assert_eq!(heap, rescan);
+        let lengths: Vec<usize> = heap.0.iter().map(|&r| vocab.token(r).len()).collect();
+        assert_eq!(lengths, [2048, 512, 256, 128, 32, 16, 8]);
     }
 }

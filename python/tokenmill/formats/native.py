@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 FORMAT = "tokenmill"
 VERSION = 1
+# The most bytes a file's tokens may hold together: hundreds of times a real vocabulary's.
+MAX_TOKEN_BYTES = 1 << 28
 SUFFIXES = (".tokenmill.json", ".tokenmill", ".json")
 
 
@@ -159,6 +161,16 @@ def vocabulary(doc: object, source: str) -> Vocabulary:
         raise bad(f'"name" must be a string, not {name!r}')
 
     merges = _read_merges(doc.get("merges"), bad)
+    # A merge doubles a token with a dozen bytes of JSON: the lengths are added up before any
+    # token is built, so that a small file cannot ask for terabytes.
+    lengths = [1] * 256
+    for left, right, _ in merges:
+        lengths.append(lengths[left] + lengths[right])
+    if sum(lengths) > MAX_TOKEN_BYTES:
+        raise bad(
+            f"the merges make {sum(lengths):,} bytes of tokens; tokenmill reads at most "
+            f"{MAX_TOKEN_BYTES:,} (the largest real vocabularies have a few MB)"
+        )
     tokens = [bytes([b]) for b in range(256)]
     first: dict[bytes, int] = {t: i for i, t in enumerate(tokens)}
     for k, (left, right, _) in enumerate(merges):

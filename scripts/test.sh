@@ -29,6 +29,10 @@ cargo clippy --all-targets --all-features -- -D warnings
 .venv/bin/python scripts/check_imports.py rust
 .venv/bin/python scripts/check_imports.py python
 cargo test -q
+# The fuzz targets' seeds and past findings, replayed on stable Rust (fuzz/ is its own crate);
+# pytest replays the Python targets' (tests/test_fuzz_seeds.py).
+(cd fuzz && cargo fmt --check && cargo clippy -q --no-default-features --all-targets -- -D warnings \
+    && cargo test -q --no-default-features)
 .venv/bin/ruff check .
 .venv/bin/python -m mypy python/tokenmill
 .venv/bin/python -m mypy.stubtest tokenmill._core
@@ -42,3 +46,17 @@ for isa in $(.venv/bin/python -c "import tokenmill; print(*tokenmill.supported_i
         tests/test_tiktoken_oracle.py tests/test_pretokenize.py tests/test_train_reference.py \
         tests/test_parallel_encode.py tests/test_isa.py
 done
+# Under CI, a short fuzzing run of every target (scripts/fuzz.sh; campaigns are run by hand);
+# an unoptimised build keeps it to a few minutes.
+if [ "${CI:-}" = true ]; then
+    log=$(mktemp)
+    for target in $(scripts/fuzz.sh --list); do
+        echo "fuzz smoke: $target"
+        if ! FUZZ_BUILD=dev scripts/fuzz.sh "$target" 0.2 >"$log" 2>&1; then
+            tail -n 60 "$log"
+            exit 1
+        fi
+        grep '^stat::number_of_executed_units' "$log" || true
+    done
+    rm -f "$log"
+fi

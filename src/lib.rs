@@ -6,6 +6,8 @@
 
 pub mod encode;
 pub mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod merge;
 pub mod pretokenize;
 pub mod runtime;

@@ -10,9 +10,9 @@
 use crate::error::Error;
 use crate::merge::{self, long::LongPath, small};
 use crate::pretokenize::Splitter;
-use crate::simd::{self, Baseline, Best};
+use crate::simd::{self, Baseline};
 #[cfg(target_arch = "x86_64")]
-use crate::simd::{Avx2, Avx512, Avx512Vbmi};
+use crate::simd::{Avx2, Avx512, Avx512Vbmi, Best};
 use crate::specials::{Allowed, Specials};
 use crate::vocab::Vocab;
 use std::sync::OnceLock;

@@ -63,15 +63,15 @@ const WINDOW: usize = LANE_BYTES;
 
 /// How `encode` divides the work between the search and the windows.
 #[derive(Debug, Clone, Copy)]
-struct Limits {
+pub(crate) struct Limits {
     /// The chunk is encoded in segments of this many bytes, each by the search or the windows.
-    segment: usize,
+    pub(crate) segment: usize,
     /// A border whose span would grow past this many bytes is left to the search.
-    max_span: usize,
+    pub(crate) max_span: usize,
     /// The windows take the next segment if this one's tokens averaged fewer bytes than this.
-    short_token: usize,
+    pub(crate) short_token: usize,
     /// Whether the windows take the first segment.
-    windows_first: bool,
+    pub(crate) windows_first: bool,
 }
 
 const LIMITS: Limits = Limits {
@@ -161,7 +161,13 @@ impl LongPath {
     /// tokens go to the search (where the borders of windows of 64 spaces would also need long
     /// spans), and text of short tokens to the windows (docs/performance.md, 'Merge
     /// algorithms').
-    fn encode_with(&self, vocab: &Vocab, chunk: &[u8], out: &mut Vec<u32>, limits: Limits) {
+    pub(crate) fn encode_with(
+        &self,
+        vocab: &Vocab,
+        chunk: &[u8],
+        out: &mut Vec<u32>,
+        limits: Limits,
+    ) {
         let start = out.len();
         let mut run = Run {
             path: self,

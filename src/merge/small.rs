@@ -195,6 +195,7 @@ mod tests {
     #[test]
     fn every_size_equals_the_literal_rule() {
         type Merge = fn(&Vocab, &[u8], &mut Vec<u32>);
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut copies: Vec<(&str, usize, Merge)> = vec![
             ("baseline", 16, merge_body::<16>),
             ("baseline", 32, merge_body::<32>),

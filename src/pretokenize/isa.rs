@@ -5,8 +5,10 @@
 //! token of the copy they run, compiled with the same features, so every intrinsic below is
 //! inlined into that copy.
 
+#[cfg(target_arch = "x86_64")]
+use super::blocks::vbmi;
 use super::blocks::wide::{self, Leads};
-use super::blocks::{ascii, vbmi, Masks, BLOCK};
+use super::blocks::{ascii, Masks, BLOCK};
 use crate::simd::{Avx2, Avx512, Avx512Vbmi, Baseline};
 
 /// What a block path needs of the CPU: a block's class masks, and the positions of a mask's

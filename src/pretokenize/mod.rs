@@ -22,9 +22,9 @@
 //! lands in exactly one chunk. Where a text may be cut without changing its chunks is [`cut`].
 
 use crate::error::Error;
-use crate::simd::{self, Baseline, Best};
+use crate::simd::{self, Baseline};
 #[cfg(target_arch = "x86_64")]
-use crate::simd::{Avx2, Avx512, Avx512Vbmi};
+use crate::simd::{Avx2, Avx512, Avx512Vbmi, Best};
 
 mod blocks;
 mod cl100k;
@@ -283,6 +283,27 @@ impl Splitter {
         }
         sink.finish();
         Ok(())
+    }
+
+    /// The chunk boundaries of `text` (0 first, `text.len()` last) by a scanner's
+    /// per-character path alone, without its block path, which takes most text in
+    /// [`Splitter::split_bounds`]; a regex splitter's as `split_bounds` gives them. For the
+    /// fuzz targets, which hold both paths to the regex engine.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn per_character_bounds(&self, text: &str) -> Result<Vec<usize>, Error> {
+        use scan::PerChar;
+        let mut all = vec![0];
+        let mut sink = Sink::new(|at: &[usize]| all.extend_from_slice(&at[1..]));
+        match &self.kind {
+            Kind::Named(Named::Gpt2) => scan::<PerChar<gpt2::Gpt2>>(Baseline, text, &mut sink)?,
+            Kind::Named(Named::Cl100k) => {
+                scan::<PerChar<cl100k::Cl100k>>(Baseline, text, &mut sink)?
+            }
+            Kind::Named(Named::O200k) => scan::<PerChar<o200k::O200k>>(Baseline, text, &mut sink)?,
+            Kind::Regex(_, re) => regex::split(re, text, &mut sink)?,
+        }
+        sink.finish();
+        Ok(all)
     }
 
     /// The number of chunks of `text` (what `split` would call `f` on).

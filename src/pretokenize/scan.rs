@@ -354,23 +354,26 @@ fn letter_run_end<S: Scanner>(
     }
 }
 
+/// A scanner run without its block path: the per-character path alone, which the tests and
+/// the fuzz targets hold to the block path and to the regex engine.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(super) struct PerChar<S>(std::marker::PhantomData<S>);
+
+#[cfg(any(test, feature = "fuzzing"))]
+impl<S: Scanner> Scanner for PerChar<S> {
+    fn next(b: &[u8], i: usize) -> usize {
+        S::next(b, i)
+    }
+
+    fn block(_: &[u8], _: usize, _: &Masks) -> u64 {
+        1
+    }
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
     use crate::simd::{Avx2, Avx512, Avx512Vbmi, Baseline};
-
-    /// A scanner run without its block path.
-    struct PerChar<S>(std::marker::PhantomData<S>);
-
-    impl<S: Scanner> Scanner for PerChar<S> {
-        fn next(b: &[u8], i: usize) -> usize {
-            S::next(b, i)
-        }
-
-        fn block(_: &[u8], _: usize, _: &Masks) -> u64 {
-            1
-        }
-    }
 
     /// The chunk boundaries of `text` by the block path and by the per-character path. The
     /// block path on every instruction set the CPU has gives the same boundaries.

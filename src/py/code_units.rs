@@ -426,6 +426,7 @@ mod tests {
         let want: Option<String> = units.iter().map(|&u| char::from_u32(u.into())).collect();
         let want = want.map(String::into_bytes);
         let scalar = |u: &[T], o: &mut [MaybeUninit<u8>]| to_utf8_scalar(u, o, 0, 0);
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut ways = vec![
             ("to_utf8", to_utf8 as fn(&[T], &mut _) -> _),
             ("scalar", scalar),
@@ -597,6 +598,7 @@ mod tests {
     fn time_ways<T: CodeUnit>(units: &[T]) -> Vec<(&'static str, f64)> {
         let mut out = vec![MaybeUninit::new(0u8); utf8_room::<T>(units.len())];
         type Way<T> = fn(&[T], &mut [MaybeUninit<u8>]) -> Option<usize>;
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut ways: Vec<(&str, Way<T>)> = vec![("scalar", |u, o| to_utf8_scalar(u, o, 0, 0))];
         #[cfg(target_arch = "x86_64")]
         {

@@ -352,6 +352,9 @@ pub(crate) unsafe fn wide_cased_vbmi(block: &[u8; BLOCK], m: &mut Masks, after_l
 mod tests {
     use super::*;
     use crate::pretokenize::blocks::wide::leads_swar;
+    // Imported above only where the VBMI copies are compiled.
+    #[cfg(not(target_arch = "x86_64"))]
+    use crate::pretokenize::blocks::{wide::one_by_one, BLOCK};
     use crate::pretokenize::classes::class_of;
 
     /// The two ways of classifying characters of three bytes agree, on blocks of random

@@ -13,6 +13,7 @@ same ids as a plain list of ints; for the drop-in, the builtin tiktoken raises.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ import pytest
 from cli_runner import run_tokenmill
 
 import tokenmill
-from tokenmill import Tokenizer, UnknownTokenIdError, WrongTypeError
+from tokenmill import Tokenizer, UnknownTokenIdError, WrongTypeError, idio
 from tokenmill.serve.api import Playground
 from tokenmill.serve.server import PlaygroundServer
 
@@ -384,3 +385,171 @@ def test_a_content_length_that_is_a_length_still_works(server):
     assert status == 200, answer
     status, answer = post(server, [])
     assert status == 411 and "a Content-Length is required" in answer["error"], answer
+
+
+# -------------------------------------------------------------------------- what fuzzing found
+# Each was a seed fuzz/corpus/<target>/finding-* that the target skipped until it was fixed.
+
+SURROGATE = "\ud800"
+
+
+@pytest.fixture(scope="module")
+def small_files(tmp_path_factory) -> dict[str, Path]:
+    """A small tokenizer with a special token saved as .tokenmill and tokenizer.json, and its
+    ranks alone as .tiktoken."""
+    folder = tmp_path_factory.mktemp("small")
+    with pytest.warns(tokenmill.TrainingWarning):
+        tok = tokenmill.train("ab ab abc", 260, pattern="gpt2", special_tokens=["<|e|>"])
+    tok.save(folder / "t.tokenmill")
+    tok.save(folder / "tokenizer.json")
+    Tokenizer(tok.mergeable_ranks, tok.pattern).save(folder / "v.tiktoken")
+    return {p.name: p for p in folder.iterdir()}
+
+
+def edited_json(source: Path, dest: Path, edit: Any) -> Path:
+    doc = json.loads(source.read_text())
+    edit(doc)
+    dest.write_text(json.dumps(doc))  # ensure_ascii: a lone surrogate as "\ud800"
+    return dest
+
+
+def test_a_lone_surrogate_in_a_pattern_is_an_invalid_pattern(small_files):
+    # It was UnicodeEncodeError from the native constructor.
+    with pytest.raises(tokenmill.InvalidPatternError, match=r"lone surrogate U\+D800"):
+        Tokenizer(BYTES, SURROGATE)
+    with pytest.raises(tokenmill.InvalidPatternError, match="lone surrogate"):
+        tokenmill.train("ab ab", 258, pattern="a" + SURROGATE)
+    for name in ("v.tiktoken", "t.tokenmill"):
+        with pytest.raises(tokenmill.InvalidPatternError, match="lone surrogate"):
+            tokenmill.load(small_files[name], pattern=SURROGATE)
+
+
+def test_a_lone_surrogate_in_a_special_token_is_refused(small_files):
+    with pytest.raises(tokenmill.InvalidSpecialTokensError, match=r"lone surrogate U\+D800"):
+        Tokenizer(BYTES, "gpt2", {SURROGATE: 256})
+    with pytest.raises(tokenmill.InvalidSpecialTokensError, match="lone surrogate"):
+        tokenmill.train("ab ab", 258, special_tokens=[SURROGATE])
+    with pytest.raises(tokenmill.InvalidSpecialTokensError, match="lone surrogate"):
+        tokenmill.load(small_files["v.tiktoken"], pattern="gpt2", special_tokens={SURROGATE: 300})
+
+
+def test_a_file_with_a_lone_surrogate_in_its_pattern_or_special_tokens(small_files, tmp_path):
+    native, hf = small_files["t.tokenmill"], small_files["tokenizer.json"]
+
+    def pattern(doc):
+        doc["pattern"] = SURROGATE
+
+    def specials(doc):
+        doc["special_tokens"] = {SURROGATE: doc["special_tokens"]["<|e|>"]}
+
+    def regex(doc):
+        doc["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = SURROGATE
+
+    def content(doc):
+        doc["added_tokens"][0]["content"] = SURROGATE
+
+    for source, edit in ((native, pattern), (native, specials), (hf, regex), (hf, content)):
+        path = edited_json(source, tmp_path / f"x-{edit.__name__}{source.suffix}", edit)
+        with pytest.raises(tokenmill.VocabFileError, match=r"lone surrogate U\+D800") as err:
+            tokenmill.load(path)
+        assert err.value.path == str(path)
+
+
+def test_a_name_with_a_lone_surrogate(small_files, tmp_path):
+    # save() raised UnicodeEncodeError from the .tokenmill writer.
+    with pytest.raises(tokenmill.InvalidArgumentError, match=r"name .* lone surrogate"):
+        Tokenizer(BYTES, "gpt2", name=SURROGATE)
+    with pytest.raises(tokenmill.InvalidArgumentError, match=r"name .* lone surrogate"):
+        tokenmill.train("ab ab", 258, name="x" + SURROGATE)
+    with pytest.raises(WrongTypeError, match="name must be str"):
+        Tokenizer(BYTES, "gpt2", name=5)  # type: ignore[arg-type]
+
+    def name(doc):
+        doc["name"] = SURROGATE
+
+    def no_name(doc):
+        del doc["name"]
+
+    native = small_files["t.tokenmill"]
+    named = edited_json(native, tmp_path / "named.tokenmill", name)
+    # A file name that is not UTF-8, as Python gives it: the byte as a surrogate.
+    unnamed = edited_json(native, tmp_path / os.fsdecode(b"\xffx.tokenmill"), no_name)
+    for path, want in ((named, "\ufffd"), (unnamed, "\ufffdx")):
+        tok = tokenmill.load(path)
+        assert tok.name == want
+        tok.save(tmp_path / "again.tokenmill")
+        assert tokenmill.load(tmp_path / "again.tokenmill") == tok
+
+
+def test_a_named_tokenizer_with_a_pattern_says_so():
+    # It said "unknown tokenizer 'gpt2': not a known name (gpt2, ...)".
+    with pytest.raises(tokenmill.InvalidArgumentError) as err:
+        tokenmill.load("gpt2", pattern="cl100k")
+    assert "unknown" not in str(err.value) and "named tokenizer" in str(err.value)
+    assert "pattern=" in str(err.value) and "rank file" in str(err.value)
+    with pytest.raises(tokenmill.InvalidArgumentError, match="special_tokens="):
+        tokenmill.load("cl100k_base", special_tokens={"<|x|>": 200000})
+
+
+def test_is_special_token_of_a_bad_type(enc):
+    # It was a bare TypeError ("'>=' not supported").
+    for bad in (None, "1", 1.5):
+        with pytest.raises(WrongTypeError, match="token must be an int"):
+            enc.is_special_token(bad)
+    assert enc.is_special_token(np.int64(50256)) and not enc.is_special_token(np.uint16(5))
+
+
+def damaged_gzip(folder: Path) -> dict[str, Path]:
+    import gzip
+
+    data = gzip.compress(b"hello world " * 50)
+    files = {
+        "truncated": data[: len(data) // 2],
+        "corrupt": data[:10] + b"\xff" * (len(data) - 18) + data[-8:],
+        "bad-method": b"\x1f\x8b" + b"x" * 30,
+    }
+    for name, body in files.items():
+        (folder / f"{name}.txt.gz").write_bytes(body)
+    return {name: folder / f"{name}.txt.gz" for name in files}
+
+
+@pytest.mark.parametrize("command", ["encode", "count"])
+def test_cli_on_damaged_gzip(tmp_path, command):
+    # A traceback: EOFError, zlib.error or BadGzipFile out of gzip.decompress.
+    for path in damaged_gzip(tmp_path).values():
+        err = one_line_error((command, "-t", "gpt2", path.name), tmp_path)
+        assert f"{path.name}: damaged gzip data" in err, err
+
+
+def npy_with_header(header: str, data: bytes = b"") -> bytes:
+    text = header.ljust(117) + "\n"
+    return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode("latin-1") + data
+
+
+def test_damaged_npy_headers_are_ids_file_errors(tmp_path):
+    # tokenize.TokenError (brackets that do not close) and MemoryError (a shape of terabytes
+    # in 128 bytes: np.load allocated it first) escaped read_ids.
+    unclosed = npy_with_header("{'descr': '<u2', 'fortran_order': False, 'shape': (5L,(, }")
+    huge = npy_with_header("{'descr': '<u2', 'fortran_order': False, 'shape': (1099511627776,), }")
+    unhashable = npy_with_header("{[1]: 2}")
+    for data, words in (
+        (unclosed, "header does not parse"),
+        (huge, "declares shape (1099511627776,)"),
+        (unhashable, "header does not parse"),
+    ):
+        with pytest.raises(tokenmill.IdsFileError) as e:
+            idio.read_ids(data, "npy")
+        assert words in str(e.value)
+        (tmp_path / "ids.npy").write_bytes(data)
+        err = one_line_error(("decode", "-t", "gpt2", "ids.npy"), tmp_path)
+        assert f"ids.npy: {str(e.value)[:40]}" in err, err
+
+
+@pytest.mark.parametrize("flags", [(), ("-q",), ("--json",), ("--ids",)])
+def test_cli_show_of_an_argument_that_is_not_utf8(tmp_path, flags):
+    # It printed the tokens, then failed on the summary line (exit 2 after output), and
+    # exited 0 with -q or --json; stdin that is not UTF-8 was refused already.
+    err = one_line_error(("show", "-t", "gpt2", *flags, os.fsdecode(b"ab\xffcd")), tmp_path)
+    assert "not UTF-8 text (bad byte 0xff at offset 2)" in err, err
+    err = one_line_error(("show", "-t", "gpt2", *flags), tmp_path, stdin=b"ab\xffcd")
+    assert "not UTF-8 text" in err, err

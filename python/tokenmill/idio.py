@@ -72,6 +72,75 @@ def write_ids(
         raise InvalidArgumentError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
 
 
+def check_npy_header(data: bytes) -> None:
+    """An :class:`IdsFileError` unless ``data`` starts with a ``.npy`` header of integer ids
+    whose shape the bytes after it hold: checked before ``np.load``, which allocates the
+    array the header declares (terabytes for a shape of ``(2**40,)`` in a file of 128
+    bytes) and lets more than ``ValueError`` out of a damaged header (``tokenize.TokenError``
+    for brackets that do not close).
+
+    >>> import io
+    >>> buf = io.BytesIO()
+    >>> np.save(buf, np.arange(3, dtype=np.uint16))
+    >>> check_npy_header(buf.getvalue())
+    >>> try:
+    ...     check_npy_header(buf.getvalue()[:-1])
+    ... except IdsFileError as e:
+    ...     print(e)
+    the .npy header declares shape (3,) of uint16 (6 bytes), but 5 bytes follow it
+    """
+    import tokenize
+    import warnings
+
+    from numpy.lib import format as npy
+
+    f = io.BytesIO(data)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. "created on Python 2": np.load says it
+            version = npy.read_magic(f)
+            if version == (1, 0):
+                shape, _, dtype = npy.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, _, dtype = npy.read_array_header_2_0(f)
+            else:  # 3.0 is for headers that latin-1 cannot hold: never integer ids'
+                shape, dtype = (), None
+    except ValueError as e:  # numpy's checks
+        raise IdsFileError(f"not a .npy file: {e}"[:300]) from None
+    except (
+        TypeError,
+        SyntaxError,
+        OverflowError,
+        RecursionError,
+        MemoryError,
+        tokenize.TokenError,
+    ) as e:
+        # Python's parser on a damaged header ("{[1]: 2}", brackets that do not close).
+        raise IdsFileError(
+            f"not a .npy file: its header does not parse ({type(e).__name__}: {e})"[:300]
+        ) from None
+    if dtype is None:
+        raise IdsFileError(
+            f"not a .npy file of token ids: format version {version[0]}.{version[1]} "
+            "(token ids are written as 1.0 or 2.0)"
+        )
+    if dtype.kind not in "iu":
+        # Floats became the ids they round to, and uint64 past 2**63 negative ids.
+        raise IdsFileError(f"expected token ids of an integer dtype, not {dtype}")
+    if any(n < 0 for n in shape):
+        raise IdsFileError(f"the .npy header declares shape {shape}: a negative dimension")
+    count = 1
+    for n in shape:
+        count *= n
+    wanted = count * dtype.itemsize
+    left = len(data) - f.tell()
+    if wanted > left:
+        raise IdsFileError(
+            f"the .npy header declares shape {shape} of {dtype} ({wanted:,} bytes), but "
+            f"{left:,} bytes follow it"
+        )
+
+
 def read_ids(data: bytes, fmt: str, dtype: str = "uint32") -> list[list[int]]:
     """Documents of ids from file contents (``npy``/``bin`` give a single document)."""
     if fmt == "text":
@@ -100,13 +169,11 @@ def read_ids(data: bytes, fmt: str, dtype: str = "uint32") -> list[list[int]]:
             return value
         raise IdsFileError("expected a JSON list of ids or a list of lists of ids")
     if fmt == "npy":
+        check_npy_header(data)
         try:
             arr = np.load(io.BytesIO(data), allow_pickle=False)
         except (ValueError, OSError) as e:
             raise IdsFileError(f"not a .npy file: {e}") from None
-        if arr.dtype.kind not in "iu":
-            # Floats became the ids they round to, and uint64 past 2**63 negative ids.
-            raise IdsFileError(f"expected token ids of an integer dtype, not {arr.dtype}")
         return [arr.reshape(-1).tolist()]
     if fmt == "bin":
         size = np.dtype(dtype).itemsize

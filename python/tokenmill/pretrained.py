@@ -33,6 +33,7 @@ from tokenmill import _core, formats
 from tokenmill.errors import (
     DownloadError,
     HashMismatchError,
+    InvalidArgumentError,
     MissingPatternError,
     UnknownTokenizerError,
     VocabFileError,
@@ -42,7 +43,14 @@ from tokenmill.fileio import write_atomic
 from tokenmill.formats import loading, rankfile
 from tokenmill.formats.loading import Vocabulary
 from tokenmill.formats.openai import REGISTRY, Pretrained
-from tokenmill.tokenizer import Merge, PickleAs, Tokenizer, need_pattern
+from tokenmill.tokenizer import (
+    Merge,
+    PickleAs,
+    Tokenizer,
+    need_pattern,
+    need_special_names,
+    valid_name,
+)
 
 _LOADED: dict[str, Tokenizer] = {}
 _LOCK = threading.Lock()
@@ -209,8 +217,20 @@ def load(
             "special_tokens must be a dict of special-token strings to ids, not "
             f"{type(special_tokens).__name__}"
         )
-    if name in REGISTRY and pattern is None and special_tokens is None:
-        return load_pretrained(name)
+    if name in REGISTRY:
+        if pattern is None and special_tokens is None:
+            return load_pretrained(name)
+        if not Path(name).exists():
+            given = " and ".join(
+                arg
+                for arg, value in (("pattern=", pattern), ("special_tokens=", special_tokens))
+                if value is not None
+            )
+            raise InvalidArgumentError(
+                f"{name!r} is a named tokenizer with its own pattern and special tokens: "
+                f"{given} cannot replace them (they are for rank files: pass a file path or "
+                "URL, or train a tokenizer with the pattern you want)"
+            )
     if name.startswith(("http://", "https://")):
         return build(rankfile.vocabulary(fetch(name, sha256), name), pattern, special_tokens)
     path = Path(name)
@@ -250,20 +270,20 @@ def build(
     merges = None
     if vocab.merges is not None:
         merges = [Merge(left, right, count or 0) for left, right, count in vocab.merges]
+    # A name from the file (or its file name, which may not be UTF-8) is made valid text.
+    tok_name = name or valid_name(vocab.name)
     with loading.naming(
         vocab.source, own_pattern=bool(pattern), own_specials=special_tokens is not None
     ):
         if vocab.rank_data is not None:
+            need_pattern(use_pattern)
+            need_special_names(specials)
             core = _core.CoreTokenizer.from_rank_file(
                 vocab.rank_data, use_pattern, list(specials.items())
             )
-            tok = Tokenizer.from_core(
-                core, name=name or vocab.name, merges=merges, pickle_as=pickle_as
-            )
+            tok = Tokenizer.from_core(core, name=tok_name, merges=merges, pickle_as=pickle_as)
         else:
-            tok = Tokenizer(
-                vocab.tokens or [], use_pattern, specials, name=name or vocab.name, merges=merges
-            )
+            tok = Tokenizer(vocab.tokens or [], use_pattern, specials, name=tok_name, merges=merges)
     if vocab.check_parents is not None:
         vocab.check_parents(tok.merge_parents())
     return tok

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from tokenmill import _core
 from tokenmill.errors import (
     InvalidArgumentError,
+    InvalidPatternError,
     InvalidSpecialTokensError,
     InvalidVocabError,
     NotATokenError,
@@ -108,18 +109,11 @@ class Tokenizer:
                 "special_tokens must be a dict of special-token strings to ids, not "
                 f"{type(special_tokens).__name__}"
             )
+        need_name(name)
         tokens = _dense_tokens(mergeable_ranks)
         specials = dict(special_tokens or {})
-        try:
-            core = _core.CoreTokenizer(tokens, pattern, list(specials.items()))
-        except TypeError:
-            for token in specials:
-                if not isinstance(token, str):
-                    raise WrongTypeError(
-                        f"special_tokens: a special token must be a str, not "
-                        f"{type(token).__name__} {token!r:.40}"
-                    ) from None
-            raise
+        need_special_names(specials)
+        core = _core.CoreTokenizer(tokens, pattern, list(specials.items()))
         self._setup(core, name, merges)
         if explicit_n_vocab is not None and explicit_n_vocab != self._core.n_vocab:
             raise InvalidVocabError(
@@ -149,6 +143,7 @@ class Tokenizer:
         >>> Tokenizer.from_core(core, name="bytes").encode("hi")
         [104, 105]
         """
+        need_name(name)
         self = cls.__new__(cls)
         self._setup(core, name, merges)
         self._pickle_as = pickle_as
@@ -262,7 +257,13 @@ class Tokenizer:
 
     def is_special_token(self, token: int) -> bool:
         """Whether ``token`` is the id of a special token."""
-        return token >= self._core.n_ranks and token in self._specials.values()
+        try:
+            value = operator.index(token)  # ints, numpy integers
+        except TypeError:
+            raise WrongTypeError(
+                f"token must be an int (a token id), not {type(token).__name__} {token!r:.40}"
+            ) from None
+        return value >= self._core.n_ranks and value in self._specials.values()
 
     # ------------------------------------------------------------------------------- encoding
 
@@ -945,12 +946,72 @@ def _ids_error(ids: Sequence[Any], n_vocab: int) -> TokenmillError:
 
 
 def need_pattern(pattern: object) -> None:
-    """A :class:`WrongTypeError` unless ``pattern`` is a str."""
+    """A :class:`WrongTypeError` unless ``pattern`` is a str, an
+    :class:`InvalidPatternError` if it holds a lone surrogate (not text UTF-8 can hold)."""
     if not isinstance(pattern, str):
         raise WrongTypeError(
             f"pattern must be str, not {type(pattern).__name__} (a name: gpt2, cl100k, o200k, "
             "or a regex)"
         )
+    if problem := lone_surrogate(pattern):
+        raise InvalidPatternError(f"invalid split pattern {pattern!r:.60}: it holds {problem}")
+
+
+def need_special_names(specials: Mapping[Any, Any]) -> None:
+    """A :class:`WrongTypeError` unless every special token (a key of ``specials``) is a
+    str, an :class:`InvalidSpecialTokensError` if one holds a lone surrogate."""
+    for token in specials:
+        if not isinstance(token, str):
+            raise WrongTypeError(
+                f"special_tokens: a special token must be a str, not "
+                f"{type(token).__name__} {token!r:.40}"
+            )
+        if problem := lone_surrogate(token):
+            raise InvalidSpecialTokensError(
+                f"invalid special tokens: special token {token!r:.60} holds {problem}"
+            )
+
+
+def need_name(name: object) -> None:
+    """A :class:`WrongTypeError` unless a tokenizer's ``name`` is a str, an
+    :class:`InvalidArgumentError` if it holds a lone surrogate (no file could hold it)."""
+    if not isinstance(name, str):
+        raise WrongTypeError(f"name must be str, not {type(name).__name__}")
+    if problem := lone_surrogate(name):
+        raise InvalidArgumentError(f"the tokenizer name {name!r:.60} holds {problem}")
+
+
+def lone_surrogate(text: str) -> str | None:
+    """What is wrong with ``text`` as UTF-8 text (a lone surrogate, which UTF-8 cannot hold,
+    named with its position), or None when nothing is.
+
+    >>> lone_surrogate("ab"), lone_surrogate("a\\ud800")
+    (None, 'a lone surrogate U+D800 at position 1, which UTF-8 text cannot hold')
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return (
+            f"a lone surrogate U+{ord(text[e.start]):04X} at position {e.start}, which "
+            "UTF-8 text cannot hold"
+        )
+    return None
+
+
+def valid_name(name: str) -> str:
+    """A name derived from a file (its file name, or the name it holds) as valid text: the
+    bytes of a file name that is not UTF-8 (which Python decodes to lone surrogates) and any
+    other lone surrogate become U+FFFD, so that the tokenizer can be saved.
+
+    >>> valid_name("ab"), valid_name("a\\udcffb"), valid_name("a\\ud800")
+    ('ab', 'a\\ufffdb', 'a\\ufffd')
+    """
+    if lone_surrogate(name) is None:
+        return name
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return _fix_surrogates(name)
 
 
 def _dense_tokens(ranks: Mapping[bytes, int] | Sequence[bytes]) -> list[bytes]:

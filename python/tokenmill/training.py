@@ -34,7 +34,15 @@ from tokenmill.progress import StatusLine
 from tokenmill.sources.cut import may_cut
 from tokenmill.sources.files import InputFile, input_file
 from tokenmill.sources.read import Item, plan_items, read_texts, whole
-from tokenmill.tokenizer import Merge, Tokenizer, clean_text, default_threads
+from tokenmill.tokenizer import (
+    Merge,
+    Tokenizer,
+    clean_text,
+    default_threads,
+    lone_surrogate,
+    need_name,
+    need_pattern,
+)
 
 Corpus = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 Log = Callable[[str], Any] | IO[str]
@@ -107,6 +115,8 @@ def train(
     >>> tok.special_tokens
     {'<|end|>': 260}
     """
+    need_pattern(pattern)
+    need_name(name)
     specials = _check_specials(special_tokens)
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise TrainingError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
@@ -195,6 +205,8 @@ def _check_specials(special_tokens: Sequence[str]) -> list[str]:
             raise InvalidSpecialTokensError(f"special token {s!r} is not a str")
         if not s:
             raise InvalidSpecialTokensError("a special token is the empty string")
+        if problem := lone_surrogate(s):
+            raise InvalidSpecialTokensError(f"special token {s!r:.60} holds {problem}")
         if s in seen:
             raise InvalidSpecialTokensError(f"special token {s!r} is listed twice")
         seen.add(s)

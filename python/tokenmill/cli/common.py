@@ -141,8 +141,15 @@ def read_text(path: str) -> str:
     data = read_bytes(path)
     if path != "-" and data[:2] == b"\x1f\x8b":
         import gzip
+        import zlib
 
-        data = gzip.decompress(data)
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+            # EOFError: truncated; BadGzipFile: a bad header, checksum or trailing bytes;
+            # zlib.error: corrupt compressed data.
+            problem = "truncated" if isinstance(e, EOFError) else str(e)
+            raise UsageError(f"{path}: damaged gzip data ({problem})") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

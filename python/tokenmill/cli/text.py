@@ -158,11 +158,42 @@ def run_count(args: argparse.Namespace) -> None:
     print_table(headers, table)
 
 
+def argument_text(text: str) -> str:
+    """Text given as arguments, held to what files and stdin are held to: strict UTF-8. The
+    shell passes bytes, which Python decodes with ``surrogateescape``: a byte that is not
+    UTF-8 arrives as a lone surrogate, refused here as ``read_text`` refuses it in a file.
+
+    >>> argument_text("naïve")
+    'naïve'
+    >>> argument_text("ab\\udcffcd")
+    Traceback (most recent call last):
+    tokenmill.errors.UsageError: the text argument is not UTF-8 text (bad byte 0xff at offset 2)
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as e:  # a surrogate that no byte stands for
+        raise UsageError(
+            f"the text argument is not UTF-8 text (a lone surrogate at character {e.start})"
+        ) from None
+    try:
+        return data.decode("utf-8")  # surrogates that spell UTF-8 (never from the shell)
+    except UnicodeDecodeError as e:
+        raise UsageError(
+            f"the text argument is not UTF-8 text (bad byte 0x{data[e.start]:02x} at offset "
+            f"{e.start})"
+        ) from None
+
+
 def run_show(args: argparse.Namespace) -> None:
     from tokenmill.analysis.show import render, token_text
 
     tok = load_tokenizer(args, args.tokenizer)
-    text = " ".join(args.text) if args.text else read_text("-")
+    text = argument_text(" ".join(args.text)) if args.text else read_text("-")
     ids = tok.encode(text, **special_kwargs(args))
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
     if args.json:

@@ -84,6 +84,7 @@ def add_commands(add: AddCommand) -> None:
 
 
 def run_train(args: argparse.Namespace) -> None:
+    from tokenmill.tokenizer import valid_name
     from tokenmill.training import train
 
     corpus: Any
@@ -108,7 +109,7 @@ def run_train(args: argparse.Namespace) -> None:
         min_frequency=args.min_frequency,
         num_threads=args.threads,
         text_field=args.text_field,
-        name=out.name.split(".")[0],
+        name=valid_name(out.name.split(".")[0]),  # a file name need not be UTF-8
         progress=None if not args.quiet else False,
         verbose=args.log,
         engine=args.engine,

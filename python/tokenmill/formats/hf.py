@@ -421,6 +421,8 @@ def _added_tokens(raw: object, vocab: dict[str, int], refuse: Refuse) -> dict[st
         content = entry.get("content")
         if not isinstance(content, str) or not content:
             raise refuse(f'{where}: "content" must be a non-empty string, not {content!r}')
+        if problem := _lone_surrogate(content):
+            raise refuse(f'{where}: "content" {content!r:.60} holds {problem}')
         where = f"{where} ({content!r})"
         idx = entry.get("id")
         if not is_id(idx):
@@ -560,6 +562,8 @@ def _split_regex(node: dict[str, Any], where: str, refuse: Refuse) -> str:
             f"{where} Split has pattern {_setting(node, 'pattern')}: expected "
             '{"Regex": "..."} (tokenmill splits by a regex)'
         )
+    if problem := _lone_surrogate(regex):
+        raise refuse(f"{where} Split's regex {regex!r:.60} holds {problem}")
     if node.get("behavior") != "Isolated":
         raise refuse(
             f"{where} Split has behavior {_setting(node, 'behavior')}: tokenmill keeps each "
@@ -628,3 +632,13 @@ def _merges(
             )
         last = ordinary[made]
     raise AssertionError("a merge failed the whole-list checks but none one by one")
+
+
+def _lone_surrogate(text: str) -> str | None:
+    """A lone surrogate in ``text`` (which JSON's ``"\\ud800"`` gives, and UTF-8 text cannot
+    hold), described with its position; None when there is none."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return f"a lone surrogate U+{ord(text[e.start]):04X} at position {e.start}"
+    return None

@@ -323,7 +323,9 @@ pub fn show_bytes(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::pairs::RESCAN_UP_TO;
     use super::*;
+    use crate::testing::Rng;
 
     fn bytes_plus(extra: &[&[u8]]) -> Vec<Vec<u8>> {
         let mut v: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
@@ -422,5 +424,61 @@ mod tests {
         assert_eq!(parts, [122, 122, 255]);
         v.merge_alone(b"", &mut parts, |_, _, _| panic!("no merge"));
         assert!(parts.is_empty());
+    }
+
+    type Merged = Vec<(usize, usize, u32)>;
+
+    fn both(pairs: &PairIndex, bytes: &[u8]) -> [(Vec<u32>, Merged); 2] {
+        let mut out: [(Vec<u32>, Merged); 2] = Default::default();
+        let [rescan, heap] = &mut out;
+        pairs.merge_alone_rescan(bytes, &mut rescan.0, |s, e, r| rescan.1.push((s, e, r)));
+        pairs.merge_alone_heap(bytes, &mut heap.0, |s, e, r| heap.1.push((s, e, r)));
+        out
+    }
+
+    /// The heap makes the same merges in the same order as the rescan, on vocabularies of
+    /// random strings (in random rank order, many not made by any merge) and on texts of
+    /// every length around the switch.
+    #[test]
+    fn heap_merges_alone_as_the_rescan_does() {
+        let mut rng = Rng(7);
+        let mut long_merges = 0;
+        for round in 0..40 {
+            let mut tokens = bytes_plus(&[]);
+            while tokens.len() < 276 + round * 5 {
+                let t: Vec<u8> = (0..2 + rng.below(8))
+                    .map(|_| b"ab c"[rng.below(4)])
+                    .collect();
+                if !tokens.contains(&t) {
+                    tokens.push(t);
+                }
+            }
+            let vocab = Vocab::new(&tokens).unwrap();
+            for len in [0, 1, 2, 3, 17, RESCAN_UP_TO, RESCAN_UP_TO + 1, 700] {
+                let text: Vec<u8> = (0..len).map(|_| b"ab c"[rng.below(4)]).collect();
+                let [rescan, heap] = both(&vocab.pairs, &text);
+                assert_eq!(heap, rescan, "{:?}", String::from_utf8_lossy(&text));
+                if len > RESCAN_UP_TO {
+                    long_merges += heap.1.len();
+                }
+            }
+        }
+        assert!(long_merges > 10_000, "{long_merges}");
+    }
+
+    /// A chain of tokens each twice the last: the index holds every one's parents.
+    #[test]
+    fn long_chains_get_their_parents() {
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        tokens.extend((1..=14).map(|k| vec![b'a'; 1 << k]));
+        let vocab = Vocab::new(&tokens).unwrap();
+        for k in 2..=14u32 {
+            let half = 255 + k - 1;
+            assert_eq!(vocab.pairs.parents(255 + k), Some((half, half)));
+        }
+        let [rescan, heap] = both(&vocab.pairs, &[b'a'; 3000]);
+        assert_eq!(heap, rescan);
+        let lengths: Vec<usize> = heap.0.iter().map(|&r| vocab.token(r).len()).collect();
+        assert_eq!(lengths, [2048, 512, 256, 128, 32, 16, 8]);
     }
 }

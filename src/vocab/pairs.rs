@@ -175,7 +175,7 @@ impl PairIndex {
 
     /// [`PairIndex::merge_alone`] by rescanning the parts for the lowest pair at each step:
     /// quick on short tokens, quadratic in the length.
-    fn merge_alone_rescan(
+    pub(super) fn merge_alone_rescan(
         &self,
         bytes: &[u8],
         parts: &mut Vec<u32>,
@@ -237,7 +237,7 @@ impl PairIndex {
     /// A pair in the heap is current while the part at its start is alive and that part and
     /// the next one still make its rank: a rank has one pair of parents, so the same rank is
     /// the same pair.
-    fn merge_alone_heap(
+    pub(super) fn merge_alone_heap(
         &self,
         bytes: &[u8],
         parts: &mut Vec<u32>,
@@ -291,53 +291,4 @@ impl PairIndex {
 }
 
 /// Tokens up to this long are merged alone by rescanning, longer ones with a heap.
-const RESCAN_UP_TO: usize = 128;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::testing::Rng;
-    use crate::vocab::testing::random_over;
-    use crate::vocab::Vocab;
-
-    type Merged = Vec<(usize, usize, u32)>;
-
-    fn both(pairs: &PairIndex, bytes: &[u8]) -> [(Vec<u32>, Merged); 2] {
-        let mut out: [(Vec<u32>, Merged); 2] = Default::default();
-        let [rescan, heap] = &mut out;
-        pairs.merge_alone_rescan(bytes, &mut rescan.0, |s, e, r| rescan.1.push((s, e, r)));
-        pairs.merge_alone_heap(bytes, &mut heap.0, |s, e, r| heap.1.push((s, e, r)));
-        out
-    }
-
-    /// The heap makes the same merges in the same order as the rescan, on random vocabularies
-    /// (tokens out of rank order too) and texts of every length around the switch.
-    #[test]
-    fn heap_merges_alone_as_the_rescan_does() {
-        let mut rng = Rng(7);
-        for round in 0..40 {
-            let vocab = random_over(&mut rng, b"ab ", 20 + round * 5, 64);
-            for len in [0, 1, 2, 3, 17, RESCAN_UP_TO, RESCAN_UP_TO + 1, 700] {
-                let text: Vec<u8> = (0..len).map(|_| b"ab c"[rng.below(4)]).collect();
-                let [rescan, heap] = both(&vocab.pairs, &text);
-                assert_eq!(heap, rescan, "{:?}", String::from_utf8_lossy(&text));
-            }
-        }
-    }
-
-    /// A chain of tokens each twice the last: the index holds every one's parents.
-    #[test]
-    fn long_chains_get_their_parents() {
-        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        tokens.extend((1..=14).map(|k| vec![b'a'; 1 << k]));
-        let vocab = Vocab::new(&tokens).unwrap();
-        for k in 2..=14u32 {
-            let half = 255 + k - 1;
-            assert_eq!(vocab.pairs.parents(255 + k), Some((half, half)));
-        }
-        let [rescan, heap] = both(&vocab.pairs, &[b'a'; 3000]);
-        assert_eq!(heap, rescan);
-        let lengths: Vec<usize> = heap.0.iter().map(|&r| vocab.token(r).len()).collect();
-        assert_eq!(lengths, [2048, 512, 256, 128, 32, 16, 8]);
-    }
-}
+pub(super) const RESCAN_UP_TO: usize = 128;

@@ -6,6 +6,9 @@
 #
 # The route is Debian's: rustc-web with the arm64 standard library through multiarch, the
 # aarch64 cross linker, qemu-user. It installs them with apt-get (as root or through sudo).
+# The test harness runs tests on threads, so it needs a qemu-user that runs guest threads: on
+# some hosts Debian 12's (7.2) hangs in glibc's pthread_create (a C program that starts one
+# thread shows it), and the tests then never finish.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=(rustc-web cargo-web libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)

@@ -145,7 +145,7 @@ def fetch(url: str, sha256: str | None = None, *, timeout: float = 60.0) -> byte
             continue
         if sha256 is None or hashlib.sha256(data).hexdigest() == sha256:
             return data
-    data = _download(url, timeout)
+    data = download(url, timeout)
     if sha256 is not None:
         digest = hashlib.sha256(data).hexdigest()
         if digest != sha256:
@@ -156,7 +156,9 @@ def fetch(url: str, sha256: str | None = None, *, timeout: float = 60.0) -> byte
     return data
 
 
-def _download(url: str, timeout: float) -> bytes:
+def download(url: str, timeout: float, offline: str | None = None) -> bytes:
+    """The bytes at ``url``; a :class:`DownloadError` that says where to put the file by hand
+    (``offline``, else tokenmill's cache) when it cannot be had."""
     try:
         with urllib.request.urlopen(url, timeout=timeout) as resp:
             return resp.read()
@@ -164,9 +166,10 @@ def _download(url: str, timeout: float) -> bytes:
         raise DownloadError(f"could not download {url}: HTTP {e.code} {e.reason}") from None
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
+        where = offline or f"{cache_dir()} (or set TOKENMILL_CACHE_DIR)"
         raise DownloadError(
-            f"could not download {url}: {reason}. Offline? Put the file in {cache_dir()} "
-            f"named {hashlib.sha1(url.encode()).hexdigest()}, or set TOKENMILL_CACHE_DIR"
+            f"could not download {url}: {reason}. Offline? Put the file in {where} "
+            f"named {hashlib.sha1(url.encode()).hexdigest()}"
         ) from None
 
 

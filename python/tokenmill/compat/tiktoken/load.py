@@ -25,8 +25,6 @@ import hashlib
 import importlib
 import json
 import os
-import urllib.error
-import urllib.request
 from typing import Any
 
 from tokenmill.compat.tiktoken.errors import (
@@ -34,10 +32,10 @@ from tokenmill.compat.tiktoken.errors import (
     DownloadHashMismatchError,
     VocabCheckError,
 )
-from tokenmill.errors import DownloadError, MissingDependencyError, VocabFileError
+from tokenmill.errors import MissingDependencyError, VocabFileError
 from tokenmill.fileio import write_atomic
 from tokenmill.formats import datagym
-from tokenmill.pretrained import tiktoken_cache_dirs
+from tokenmill.pretrained import download, tiktoken_cache_dirs
 
 # tiktoken waits for a download as long as it takes; a minute without a byte is a failure.
 _TIMEOUT = 60.0
@@ -56,17 +54,7 @@ def read_file(blobpath: str) -> bytes:
 
 
 def _download(url: str) -> bytes:
-    try:
-        with urllib.request.urlopen(url, timeout=_TIMEOUT) as resp:
-            return resp.read()
-    except urllib.error.HTTPError as e:
-        raise DownloadError(f"could not download {url}: HTTP {e.code} {e.reason}") from None
-    except (urllib.error.URLError, OSError) as e:
-        reason = getattr(e, "reason", e)
-        raise DownloadError(
-            f"could not download {url}: {reason}. Offline? Put the file in tiktoken's cache "
-            f"({_cache_hint()}) named {hashlib.sha1(url.encode()).hexdigest()}"
-        ) from None
+    return download(url, _TIMEOUT, offline=f"tiktoken's cache ({_cache_hint()})")
 
 
 def _cache_hint() -> str:

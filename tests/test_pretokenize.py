@@ -35,11 +35,25 @@ from oracle import remembered
 from tokenmill import _core, reference
 from tokenmill.unicode_data import for_regex, members, regex_differs
 
-PATTERNS = {
+TIKTOKEN_PATTERNS = {
     "gpt2": _core.GPT2_PATTERN,
     "cl100k": _core.CL100K_PATTERN,
     "o200k": _core.O200K_PATTERN,
 }
+# Open models' patterns that the scanners run too (src/pretokenize/shapes.rs), as the models'
+# files spell them.
+OPEN_PATTERNS = {
+    # GPT-2's own, as HF's ByteLevel pre-tokenizer runs it.
+    "gpt2_hf": r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
+    "llama3": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    "qwen2": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    "tekken": r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+    r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+}
+PATTERNS = TIKTOKEN_PATTERNS | OPEN_PATTERNS
 COMPILED = {name: regex.compile(for_regex(p)) for name, p in PATTERNS.items()}
 NAMES = list(PATTERNS)
 
@@ -50,7 +64,7 @@ def expect(name: str, text: str) -> list[str]:
 
 
 def check(name: str, text: str) -> None:
-    got = _core.split(name, text)
+    got = _core.split(PATTERNS[name], text)
     want = expect(name, text)
     assert got == want, f"{name} {text!r}"
     assert "".join(got) == text
@@ -85,13 +99,25 @@ EXAMPLES = [
     ("o200k", "!\n/\nx", ["!\n/\n", "x"]),  # [\r\n/]* after punctuation
     ("o200k", " \u0301", [" \u0301"]),
     ("o200k", "1234", ["123", "4"]),
+    ("gpt2_hf", "a \n", ["a", " \n"]),  # \s+(?!\S) takes a final run whole, as \s++$
+    ("llama3", "  \n  ", ["  \n", "  "]),  # no \s++$: the run ends at its last \n
+    ("llama3", "'ſ 12345", ["'ſ", " ", "123", "45"]),
+    ("qwen2", "x 123'S", ["x", " ", "1", "2", "3", "'S"]),  # single digits
+    ("tekken", "don't 12", ["don", "'t", " ", "1", "2"]),  # no contractions
+    ("tekken", "x'LL", ["x", "'LL"]),
 ]
+
+
+@pytest.mark.parametrize("name", list(OPEN_PATTERNS))
+def test_open_models_patterns_run_on_scanners(name: str) -> None:
+    assert _core.scanner_of(PATTERNS[name]) is not None
+    assert _core.pattern_name(PATTERNS[name]) is None
 
 
 @pytest.mark.parametrize(("name", "text", "chunks"), EXAMPLES)
 def test_examples(name: str, text: str, chunks: list[str]) -> None:
     assert expect(name, text) == chunks  # the example itself is right
-    assert _core.split(name, text) == chunks
+    assert _core.split(PATTERNS[name], text) == chunks
 
 
 @pytest.mark.parametrize("alias", ["gpt2", "r50k_base", "p50k", "cl100k_base", "o200k_base"])
@@ -104,8 +130,8 @@ def test_aliases_and_pattern_strings_use_the_scanners(alias: str) -> None:
 
 def test_empty_text() -> None:
     for name in NAMES:
-        assert _core.split(name, "") == []
-        assert _core.count_chunks(name, "") == 0
+        assert _core.split(PATTERNS[name], "") == []
+        assert _core.count_chunks(PATTERNS[name], "") == 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,14 +270,14 @@ def test_every_code_point_in_context(context: str, signature_groups: list[np.nda
             assert len(set(masks.values())) == 1, f"{name} {context}: group splits differ {masks}"
             positions = np.searchsorted(ALL_CODE_POINTS, group)
             expected[positions] = np.uint64(next(iter(masks.values())))
-        got = _core.boundary_masks(name, text, width)
+        got = _core.boundary_masks(PATTERNS[name], text, width)
         bad = np.flatnonzero(got != expected)
         if len(bad):
             c = int(ALL_CODE_POINTS[bad[0]])
             text = make(chr(c))
             pytest.fail(
                 f"{name} {context}: {len(bad)} code points differ, first U+{c:04X}: "
-                f"{_core.split(name, text)} != {expect(name, text)}"
+                f"{_core.split(PATTERNS[name], text)} != {expect(name, text)}"
             )
 
 
@@ -267,7 +293,7 @@ def test_every_code_point_against_regex_directly(context: str) -> None:
     for name in NAMES:
         compiled = COMPILED[name]
         expected = np.array([chunk_mask(compiled.findall(t)) for t in texts], dtype=np.uint64)
-        bad = np.flatnonzero(_core.boundary_masks(name, text, width) != expected)
+        bad = np.flatnonzero(_core.boundary_masks(PATTERNS[name], text, width) != expected)
         assert not len(bad), f"{name} {context}: first U+{int(ALL_CODE_POINTS[bad[0]]):04X}"
 
 
@@ -322,7 +348,7 @@ def test_corpora_whole_files(name: str, shared_data: Path) -> None:
     assert files
     for path in files:
         text = path.read_text(encoding="utf-8")
-        got = _core.split(name, text)
+        got = _core.split(PATTERNS[name], text)
         want = expect(name, text)
         if got != want:
             pairs = enumerate(zip(got, want, strict=False))
@@ -345,7 +371,7 @@ def test_corpora_line_by_line(name: str, shared_data: Path) -> None:
         oracle = f"regex {regex.__version__}"
         wants = remembered(oracle, (PATTERNS[name], sample), sum(map(len, sample)), ask)
         for line, want in zip(sample, wants, strict=True):
-            if _core.split(name, line) != want:
+            if _core.split(PATTERNS[name], line) != want:
                 check(name, line)
 
 
@@ -385,7 +411,7 @@ def test_tiktoken_spot_checks(name: str) -> None:
     text = "".join(texts)
     want = expect(name, text)
     assert tiktoken_chunks(PATTERNS[name], text, want) == want
-    assert _core.split(name, text) == want
+    assert _core.split(PATTERNS[name], text) == want
 
 
 def regex_own_differences() -> list[int]:
@@ -395,7 +421,7 @@ def regex_own_differences() -> list[int]:
     return sorted({int(c) for atom in atoms for d in regex_differs(atom) for c in d})
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", list(TIKTOKEN_PATTERNS))
 def test_where_regex_data_differs_the_split_is_tiktokens(name: str) -> None:
     """On the code points whose class `regex` (2026.11: 17,560 of them) and tiktoken's engine
     disagree on, the scanners split as tiktoken does, and so does the oracle."""
@@ -407,7 +433,7 @@ def test_where_regex_data_differs_the_split_is_tiktokens(name: str) -> None:
     want = expect(name, text)
     assert want != regex.findall(PATTERNS[name], text), "these code points change the split"
     assert tiktoken_chunks(PATTERNS[name], text, want) == want
-    assert _core.split(name, text) == want
+    assert _core.split(PATTERNS[name], text) == want
 
 
 # ---------------------------------------------------------------------------------------------
@@ -443,8 +469,8 @@ def test_custom_pattern_is_regex_plus_gaps(pattern: str) -> None:
 def test_regex_engine_on_named_patterns(name: str) -> None:
     """The fallback engine runs the named patterns too (benchmarks compare against it)."""
     text = "".join(t for _, t, _ in EXAMPLES) * 3
-    assert _core.split_regex(name, text) == expect(name, text)
-    assert _core.count_chunks(name, text, engine="regex") == len(expect(name, text))
+    assert _core.split_regex(PATTERNS[name], text) == expect(name, text)
+    assert _core.count_chunks(PATTERNS[name], text, engine="regex") == len(expect(name, text))
 
 
 def test_bad_custom_patterns_raise() -> None:

@@ -1,8 +1,9 @@
-//! (a) The named patterns' scanners against a plain regex engine.
+//! (a) The scanners against a plain regex engine.
 //!
-//! For gpt2, cl100k and o200k, on any text (invalid UTF-8 replaced): the scanner's chunks, on
-//! every instruction set this CPU has (`simd::limit_to` caps the copies the splitter runs),
-//! and by its per-character path alone, equal fancy-regex's on tiktoken's pattern string,
+//! For every shape the scanners run (gpt2, cl100k, o200k and their families' variants), on any
+//! text (invalid UTF-8 replaced): the scanner's chunks, on every instruction set this CPU has
+//! (`simd::limit_to` caps the copies the splitter runs), and by its per-character path alone,
+//! equal fancy-regex's on the shape's pattern string,
 //! compiled as the crate's custom-pattern path compiles any pattern. The batches of
 //! `split_bounds` keep their contract. And the cut rule (`pretokenize::cut`): a text cut where
 //! it says splits into the chunks of the whole text.
@@ -21,22 +22,26 @@
 use crate::input::Input;
 use crate::oracle::{self, bounds, regex_chunks};
 use std::sync::LazyLock;
-use tokenmill::pretokenize::{cut, Named};
+use tokenmill::pretokenize::{cut, Shape};
 use tokenmill::{fuzzing, Splitter};
 
 struct Family {
-    named: Named,
+    shape: Shape,
     scanner: Splitter,
     regex: fancy_regex::Regex,
 }
 
 static FAMILIES: LazyLock<Vec<Family>> = LazyLock::new(|| {
-    [Named::Gpt2, Named::Cl100k, Named::O200k]
+    Shape::ALL
         .into_iter()
-        .map(|named| Family {
-            named,
-            scanner: Splitter::new(named.name()).expect("a named pattern"),
-            regex: oracle::compile(named.pattern()).expect("tiktoken's pattern compiles"),
+        .map(|shape| {
+            let scanner = Splitter::new(&shape.pattern()).expect("a shape's pattern");
+            assert_eq!(scanner.shape(), Some(shape));
+            Family {
+                shape,
+                scanner,
+                regex: oracle::compile(&shape.pattern()).expect("the pattern compiles"),
+            }
         })
         .collect()
 });
@@ -52,7 +57,7 @@ pub fn run(data: &[u8]) {
 }
 
 fn check(family: &Family, text: &str) {
-    let name = family.named.name();
+    let name = family.shape.describe();
     // A text over the engine's backtrack limit has no oracle.
     let Ok(want) = regex_chunks(&family.regex, text) else {
         return;
@@ -87,7 +92,7 @@ fn check_batches(splitter: &Splitter, text: &str, want: &[usize]) {
     if text.is_empty() {
         assert!(all.is_empty(), "a call for an empty text");
     } else {
-        assert_eq!(all, want, "{:?}: batched boundaries", splitter.named());
+        assert_eq!(all, want, "{:?}: batched boundaries", splitter.shape());
     }
     assert_eq!(splitter.count(text).unwrap(), want.len() - 1);
 }
@@ -107,7 +112,7 @@ fn check_cuts(family: &Family, text: &str, want: &[&str], want_bounds: &[usize])
         assert!(cuts.contains(&c), "next_cut skips the newline cut at {c}");
         from = c + 1;
     }
-    let name = family.named.name();
+    let name = family.shape.describe();
     for &c in &cuts {
         assert!(
             want_bounds.binary_search(&c).is_ok(),

@@ -185,6 +185,14 @@ class Tokenizer:
         return self._core.pattern_name
 
     @property
+    def scanner(self) -> str | None:
+        """Which hand-written scanner splits this tokenizer's text: ``gpt2``, ``cl100k``,
+        ``o200k``, or a variant of one of those families that open models use (Llama 3's
+        pattern is ``"cl100k family, no \\s++$"``); None when the pattern runs on the
+        general regex engine, which is many times slower."""
+        return self._core.scanner
+
+    @property
     def special_tokens(self) -> dict[str, int]:
         """Special-token strings and their ids."""
         return dict(self._specials)

@@ -133,7 +133,7 @@ def train(
     writer = _log_writer(log, verbose)
 
     trainer = _core.CoreTrainer(pattern, specials, threads)
-    cut_text = may_cut(_core.pattern_name(pattern), specials)
+    cut_text = may_cut(_core.scanner_of(pattern), specials)
     bar = _Progress(progress)
     if engine == "ray":
         counts = _count_on_ray(

@@ -28,7 +28,8 @@ impl Encoder {
     /// ([`threads_here`](work_sharing::threads_here)): text segments of at least
     /// `2 * piece_bytes` are cut into pieces of about `piece_bytes` or more (a few per
     /// thread), which are encoded in parallel. The ids are those of `encode`. Texts of a
-    /// custom pattern are not cut (no cut rule is proved for them), nor are short ones.
+    /// pattern on the regex engine are not cut (no cut rule is proved for them), nor are short
+    /// ones.
     pub fn encode_parallel(
         &self,
         text: &str,
@@ -38,7 +39,7 @@ impl Encoder {
         out: &mut Vec<u32>,
     ) -> Result<(), Error> {
         let piece_bytes = piece_bytes.max(1);
-        let cuttable = self.splitter.named().is_some();
+        let cuttable = self.splitter.is_scanner();
         let threads = work_sharing::threads_here();
         let pieces_per_segment = 4 * threads;
         let parts = std::cell::RefCell::new(Vec::new());

@@ -1,6 +1,7 @@
 //! The cl100k scanner:
 //! `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+`
-//! `|\s++$|\s*[\r\n]|\s+(?!\S)|\s`
+//! `|\s++$|\s*[\r\n]|\s+(?!\S)|\s`, and its family's variants (`shapes`): `\p{N}` for
+//! `\p{N}{1,3}` (`SINGLE_DIGITS`), and without `\s++$` (`END_RUN` false).
 //!
 //! By the first character:
 //! - `'` followed by a contraction, case-insensitively (`'S`, `'ſ`, `'Ll`): the contraction.
@@ -9,11 +10,11 @@
 //! - any other character except `\r`, `\n` and numbers, followed by a letter: it prefixes the
 //!   letter run (a space, a tab, `"`, a combining mark...). The `?+` is possessive, but no
 //!   character both is a prefix and starts a letter run, so that changes nothing;
-//! - a number: up to three numbers (no space prefix in cl100k);
+//! - a number: up to three numbers (no space prefix in cl100k), or one;
 //! - other, or a space followed by other: the other run, then any `\r`/`\n` run;
-//! - whitespace: the whole run if it reaches the end of the text (`\s++$`), else through its
-//!   last `\r`/`\n` if it has one (`\s*[\r\n]` backtracks to it), else all but its last
-//!   character (`\s+(?!\S)`), else (a run of one) that character.
+//! - whitespace: the whole run if it reaches the end of the text (`\s++$`, if there), else
+//!   through its last `\r`/`\n` if it has one (`\s*[\r\n]` backtracks to it), else all but
+//!   its last character if a non-space follows (`\s+(?!\S)`), else the whole run.
 
 use super::blocks::rules::{
     after_line_ends, common_limit, contractions, digit_groups, letter_run_at, prev, whole_chars,
@@ -24,10 +25,11 @@ use super::classes::{
 };
 use super::scan::Scanner;
 
-/// The cl100k scanner.
-pub(super) struct Cl100k;
+/// The cl100k family's scanner ([`super::Shape::Cl100k`]): tiktoken's cl100k is
+/// `Cl100k<false, true>`.
+pub(super) struct Cl100k<const SINGLE_DIGITS: bool, const END_RUN: bool>;
 
-impl Scanner for Cl100k {
+impl<const SINGLE_DIGITS: bool, const END_RUN: bool> Scanner for Cl100k<SINGLE_DIGITS, END_RUN> {
     const WIDE: bool = true;
 
     /// A letter, or a prefix and a letter (`[^\r\n\p{L}\p{N}]?+\p{L}++`): the prefix is one
@@ -45,12 +47,12 @@ impl Scanner for Cl100k {
 
     #[inline(always)]
     fn next(b: &[u8], i: usize) -> usize {
-        next(b, i)
+        next::<SINGLE_DIGITS, END_RUN>(b, i)
     }
 
     #[inline(always)]
     fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
-        block(b, i, m)
+        block::<SINGLE_DIGITS>(b, i, m)
     }
 }
 
@@ -70,7 +72,7 @@ impl Scanner for Cl100k {
 /// The limit is the one all scanners share, and before a whitespace run with a line end after a
 /// space or tab (the run's chunk ends at its last line end).
 #[inline(always)]
-fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
+fn block<const SINGLE_DIGITS: bool>(b: &[u8], i: usize, m: &Masks) -> u64 {
     let letter = m.letter();
     let (x, ws) = (m.blank(), m.ws());
     let other = m.other();
@@ -83,7 +85,11 @@ fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
         | after_nl
         | x & prev(x) & !(ws >> 1)
         | m.nl & !prev(ws | other)
-        | digit_groups(m.digit);
+        | if SINGLE_DIGITS {
+            m.digit
+        } else {
+            digit_groups(m.digit)
+        };
     // A prefix of several bytes (a `、` before Japanese, an em dash) starts a chunk with its
     // first byte: the letter after its last byte joins it.
     starts |= letter & prev(p) & !prev(whole_chars(starts, m) & p);
@@ -99,7 +105,7 @@ fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
 #[inline(always)]
-fn next(b: &[u8], i: usize) -> usize {
+fn next<const SINGLE_DIGITS: bool, const END_RUN: bool>(b: &[u8], i: usize) -> usize {
     // No test for a space and ASCII letters first, as gpt2 has: with the letter prefixes of
     // cl100k's rule it does not pay (docs/performance.md, 'Scanners').
     let (c0, l0) = class_at(b, i);
@@ -108,6 +114,9 @@ fn next(b: &[u8], i: usize) -> usize {
         return run_swar(b, j, L, letter_lanes);
     }
     if c0 & N != 0 {
+        if SINGLE_DIGITS {
+            return j;
+        }
         let (c1, l1) = class_at(b, j);
         if c1 & N == 0 {
             return j;
@@ -135,11 +144,11 @@ fn next(b: &[u8], i: usize) -> usize {
     }
     // Whitespace.
     let s = spaces(b, i);
-    if s.end == b.len() {
+    if END_RUN && s.end == b.len() {
         s.end
     } else if s.after_crlf != 0 {
         s.after_crlf
-    } else if s.last != i {
+    } else if s.last != i && s.end != b.len() {
         s.last
     } else {
         s.end

@@ -1,5 +1,6 @@
-//! Where a text may be cut without changing the chunks of a named pattern (gpt2, cl100k,
-//! o200k): the pieces, split apart, give the chunks the whole text gives. Counting for training
+//! Where a text may be cut without changing the chunks of a pattern the scanners run (gpt2,
+//! cl100k, o200k and their families' variants, `shapes`): the pieces, split apart, give the
+//! chunks the whole text gives. Counting for training
 //! cuts long texts for threads at [`next_newline_cut`]; encoding one text on several threads
 //! cuts it at [`next_cut`]. No cut rule is proved for other patterns, so their texts are never
 //! cut. Both rules need only ASCII around the cut, so a cut is a character boundary.
@@ -10,7 +11,7 @@
 //! non-newline character or a space; a newline ends a chunk or is followed by more whitespace,
 //! or `/` in o200k). The left part then ends in a newline, where `\s++$` (gpt2, cl100k) matches
 //! at the new end of text: with a non-space before the newline that is the lone `\n`, as in the
-//! whole text. A newline after other whitespace is *not* safe: gpt2 splits `"  \nb"` into
+//! whole text (without `\s++$`, `\s*[\r\n]` takes that lone `\n` too). A newline after other whitespace is *not* safe: gpt2 splits `"  \nb"` into
 //! `"  "`, `"\n"`, `"b"`, but `"  \n"` at the end of a text into one chunk (`\s++$`).
 //!
 //! **Before a space between letters**: right before a single space between two ASCII letters.
@@ -46,7 +47,7 @@ pub fn next_cut(text: &[u8], from: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pretokenize::Splitter;
+    use crate::pretokenize::{Shape, Splitter};
 
     #[test]
     fn newline_cuts_are_after_a_newline_before_alphanumeric() {
@@ -70,11 +71,12 @@ mod tests {
     }
 
     #[test]
-    fn cutting_at_either_rule_keeps_the_chunks_of_every_named_pattern() {
+    fn cutting_at_either_rule_keeps_the_chunks_of_every_scanner_shape() {
         let text = "Hello, world!\nIt's 2024.\n\nNew  \nline\tend\t\nx \n\n1 2\r\nok!\n/path\n\u{e9}t\u{e9}\n\u{a0}\nZ said so";
         let b = text.as_bytes();
-        for pattern in ["gpt2", "cl100k", "o200k"] {
-            let s = Splitter::new(pattern).unwrap();
+        for shape in Shape::ALL {
+            let pattern = shape.pattern();
+            let s = Splitter::new(&pattern).unwrap();
             let whole = s.chunks(text).unwrap();
             type Rule = fn(&[u8], usize) -> Option<usize>;
             let rules: [Rule; 2] = [|b, at| next_newline_cut(b, at, b.len()), next_cut];

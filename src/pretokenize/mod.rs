@@ -1,7 +1,8 @@
 //! Pre-tokenization: cut text into chunks that BPE merges never cross.
 //!
 //! Named patterns (`gpt2`, `cl100k`, `o200k`) are tiktoken's pattern strings, run by
-//! hand-written scanners (`gpt2`, `cl100k`, `o200k`) whose chunks equal Python
+//! hand-written scanners (`gpt2`, `cl100k`, `o200k`), which also run the variants of their
+//! families that open models use (Llama 3, Qwen, Tekken: [`shapes`]), whose chunks equal Python
 //! `regex.findall` on every string, with the classes' Unicode data of tiktoken's engine
 //! (tests/test_pretokenize.py proves it with hypothesis, every code point in several contexts,
 //! and the shared corpora). The scanners read a table of character classes generated from
@@ -35,27 +36,13 @@ mod isa;
 mod o200k;
 mod regex;
 mod scan;
+pub mod shapes;
 #[rustfmt::skip]
 mod tables;
 
 pub use scan::BOUNDS;
 use scan::{scan, Sink};
-
-/// tiktoken's r50k/p50k/gpt2 pattern.
-pub const GPT2_PATTERN: &str =
-    r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
-/// tiktoken's cl100k_base pattern.
-pub const CL100K_PATTERN: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
-/// tiktoken's o200k_base pattern.
-pub const O200K_PATTERN: &str = concat!(
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    r"|\p{N}{1,3}",
-    r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
-    r"|\s*[\r\n]+",
-    r"|\s+(?!\S)",
-    r"|\s+",
-);
+pub use shapes::{Shape, CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN};
 
 /// Which named pattern a splitter implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +71,21 @@ impl Named {
         }
     }
 
+    /// The shape its scanner runs.
+    pub fn shape(self) -> Shape {
+        match self {
+            Named::Gpt2 => Shape::Gpt2,
+            Named::Cl100k => Shape::Cl100k {
+                single_digits: false,
+                end_run: true,
+            },
+            Named::O200k => Shape::O200k {
+                single_digits: false,
+                contractions: true,
+            },
+        }
+    }
+
     /// Recognize a pattern name (`gpt2`, `r50k`, `p50k`, `cl100k`, `o200k`, with or without a
     /// `_base` suffix) or one of tiktoken's exact pattern strings.
     pub fn parse(pattern: &str) -> Option<Named> {
@@ -108,6 +110,11 @@ impl Named {
 /// assert_eq!(o200k.chunks("Don't panic!\n")?, ["Don't", " panic", "!\n"]);
 /// let cl100k = Splitter::new("cl100k_base")?;
 /// assert_eq!(cl100k.chunks("Don't panic!\n")?, ["Don", "'t", " panic", "!\n"]);
+/// // A variant of a named family runs on its scanner too (Qwen2's: cl100k's with single
+/// // digits and no `\s++$`).
+/// let qwen2 = Splitter::new(r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")?;
+/// assert!(qwen2.is_scanner() && qwen2.named().is_none());
+/// assert_eq!(qwen2.chunks("x 2024")?, ["x", " ", "2", "0", "2", "4"]);
 /// // Any other pattern runs on fancy-regex; unmatched text becomes a chunk too.
 /// assert_eq!(Splitter::new(r"\d+")?.chunks("a1b22")?, ["a", "1", "b", "22"]);
 /// # Ok::<(), tokenmill::Error>(())
@@ -116,24 +123,104 @@ impl Named {
 pub struct Splitter {
     kind: Kind,
     pattern: String,
+    /// The named pattern this is, on either engine.
+    named: Option<Named>,
 }
 
 #[derive(Debug, Clone)]
 enum Kind {
-    /// A named family, run by its scanner.
-    Named(Named),
-    /// A regex on fancy-regex: a custom pattern, or a named one forced onto the regex engine
+    /// A pattern of a shape the scanners run.
+    Scanner(Shape),
+    /// A regex on fancy-regex: a custom pattern, or one forced onto the regex engine
     /// ([`Splitter::with_regex_engine`]).
-    Regex(Option<Named>, Box<fancy_regex::Regex>),
+    Regex(Box<fancy_regex::Regex>),
+}
+
+/// Run `$body` with `$S` the scanner type of the shape `$shape` (one copy of the body per
+/// scanner, each inlined).
+macro_rules! with_scanner {
+    ($shape:expr, $S:ident => $body:expr) => {
+        match $shape {
+            Shape::Gpt2 => {
+                type $S = gpt2::Gpt2;
+                $body
+            }
+            Shape::Cl100k {
+                single_digits: false,
+                end_run: true,
+            } => {
+                type $S = cl100k::Cl100k<false, true>;
+                $body
+            }
+            Shape::Cl100k {
+                single_digits: false,
+                end_run: false,
+            } => {
+                type $S = cl100k::Cl100k<false, false>;
+                $body
+            }
+            Shape::Cl100k {
+                single_digits: true,
+                end_run: true,
+            } => {
+                type $S = cl100k::Cl100k<true, true>;
+                $body
+            }
+            Shape::Cl100k {
+                single_digits: true,
+                end_run: false,
+            } => {
+                type $S = cl100k::Cl100k<true, false>;
+                $body
+            }
+            Shape::O200k {
+                single_digits: false,
+                contractions: true,
+            } => {
+                type $S = o200k::O200k<false, true>;
+                $body
+            }
+            Shape::O200k {
+                single_digits: false,
+                contractions: false,
+            } => {
+                type $S = o200k::O200k<false, false>;
+                $body
+            }
+            Shape::O200k {
+                single_digits: true,
+                contractions: true,
+            } => {
+                type $S = o200k::O200k<true, true>;
+                $body
+            }
+            Shape::O200k {
+                single_digits: true,
+                contractions: false,
+            } => {
+                type $S = o200k::O200k<true, false>;
+                $body
+            }
+        }
+    };
 }
 
 impl Splitter {
-    /// A splitter for a pattern name or any regex (see [`Named::parse`]).
+    /// A splitter for a pattern name or any regex (see [`Named::parse`]): on a scanner if the
+    /// pattern has one of the shapes they run ([`shapes::recognize`]), else on fancy-regex.
     pub fn new(pattern: &str) -> Result<Splitter, Error> {
         if let Some(named) = Named::parse(pattern) {
             return Ok(Splitter {
-                kind: Kind::Named(named),
+                kind: Kind::Scanner(named.shape()),
                 pattern: named.pattern().to_string(),
+                named: Some(named),
+            });
+        }
+        if let Some(shape) = shapes::recognize(pattern) {
+            return Ok(Splitter {
+                kind: Kind::Scanner(shape),
+                pattern: pattern.to_string(),
+                named: None,
             });
         }
         Splitter::with_regex_engine(pattern)
@@ -154,14 +241,23 @@ impl Splitter {
             });
         }
         Ok(Splitter {
-            kind: Kind::Regex(named, Box::new(regex::compile(pattern)?)),
+            kind: Kind::Regex(Box::new(regex::compile(pattern)?)),
             pattern: pattern.to_string(),
+            named,
         })
     }
 
     /// Whether this splitter runs a hand-written scanner (rather than the regex engine).
     pub fn is_scanner(&self) -> bool {
-        matches!(self.kind, Kind::Named(_))
+        matches!(self.kind, Kind::Scanner(_))
+    }
+
+    /// The shape of the scanner this splitter runs, if it runs one.
+    pub fn shape(&self) -> Option<Shape> {
+        match self.kind {
+            Kind::Scanner(shape) => Some(shape),
+            Kind::Regex(_) => None,
+        }
     }
 
     /// The full pattern string (tiktoken's string for named patterns).
@@ -169,12 +265,9 @@ impl Splitter {
         &self.pattern
     }
 
-    /// The named family, if this splitter implements one.
+    /// The named pattern this splitter implements, if it is one of tiktoken's.
     pub fn named(&self) -> Option<Named> {
-        match &self.kind {
-            Kind::Named(n) | Kind::Regex(Some(n), _) => Some(*n),
-            Kind::Regex(None, _) => None,
-        }
+        self.named
     }
 
     /// Call `f` on every chunk of `text`, in order. Chunks are never empty and cover the text.
@@ -276,10 +369,8 @@ impl Splitter {
     ) -> Result<(), Error> {
         let mut sink = Sink::new(f);
         match &self.kind {
-            Kind::Named(Named::Gpt2) => scan::<gpt2::Gpt2>(isa, text, &mut sink)?,
-            Kind::Named(Named::Cl100k) => scan::<cl100k::Cl100k>(isa, text, &mut sink)?,
-            Kind::Named(Named::O200k) => scan::<o200k::O200k>(isa, text, &mut sink)?,
-            Kind::Regex(_, re) => regex::split(re, text, &mut sink)?,
+            Kind::Scanner(shape) => with_scanner!(*shape, S => scan::<S>(isa, text, &mut sink)?),
+            Kind::Regex(re) => regex::split(re, text, &mut sink)?,
         }
         sink.finish();
         Ok(())
@@ -295,12 +386,10 @@ impl Splitter {
         let mut all = vec![0];
         let mut sink = Sink::new(|at: &[usize]| all.extend_from_slice(&at[1..]));
         match &self.kind {
-            Kind::Named(Named::Gpt2) => scan::<PerChar<gpt2::Gpt2>>(Baseline, text, &mut sink)?,
-            Kind::Named(Named::Cl100k) => {
-                scan::<PerChar<cl100k::Cl100k>>(Baseline, text, &mut sink)?
+            Kind::Scanner(shape) => {
+                with_scanner!(*shape, S => scan::<PerChar<S>>(Baseline, text, &mut sink)?)
             }
-            Kind::Named(Named::O200k) => scan::<PerChar<o200k::O200k>>(Baseline, text, &mut sink)?,
-            Kind::Regex(_, re) => regex::split(re, text, &mut sink)?,
+            Kind::Regex(re) => regex::split(re, text, &mut sink)?,
         }
         sink.finish();
         Ok(all)
@@ -419,8 +508,65 @@ mod tests {
         check("o200k", "x'LL'ſ", &["x'LL", "'ſ"]);
     }
 
+    /// The chunk boundaries of `text` by the block path of `shape`'s scanner and by its
+    /// per-character path ([`scan::tests::both_paths`]).
+    fn both_paths(shape: Shape, text: &str) -> (Vec<usize>, Vec<usize>) {
+        with_scanner!(shape, S => scan::tests::both_paths::<S>(text))
+    }
+
+    /// tiktoken's three shapes and one of the others, in turn by `round`: the variants share
+    /// their family's block path but for a setting or two, so each takes a share of the rounds.
+    fn some_shapes(round: usize) -> [Shape; 4] {
+        let others = &Shape::ALL[3..];
+        [
+            Shape::ALL[0],
+            Shape::ALL[1],
+            Shape::ALL[2],
+            others[round % others.len()],
+        ]
+    }
+
+    #[test]
+    fn named_patterns_are_their_shapes_spelled_by_tiktoken() {
+        for named in [Named::Gpt2, Named::Cl100k, Named::O200k] {
+            assert_eq!(named.shape().pattern(), named.pattern());
+            assert_eq!(Splitter::new(named.pattern()).unwrap().named(), Some(named));
+        }
+        for shape in &Shape::ALL[3..] {
+            let s = Splitter::new(&shape.pattern()).unwrap();
+            assert_eq!((s.shape(), s.named()), (Some(*shape), None));
+        }
+    }
+
+    #[test]
+    fn open_models_patterns_run_on_scanners() {
+        use shapes::tests::{GPT2_ORIGINAL, LLAMA3, QWEN2, TEKKEN};
+        for (pattern, text, want) in [
+            (LLAMA3, "  \n  ", &["  \n", "  "][..]),
+            (LLAMA3, "x 12345", &["x", " ", "123", "45"]),
+            (QWEN2, "x 123'S", &["x", " ", "1", "2", "3", "'S"]),
+            (TEKKEN, "don't 12", &["don", "'t", " ", "1", "2"]),
+            (TEKKEN, "HELLOworld x'LL", &["HELLOworld", " x", "'LL"]),
+            (
+                GPT2_ORIGINAL,
+                "I've  got\n",
+                &["I", "'ve", " ", " got", "\n"],
+            ),
+        ] {
+            let s = Splitter::new(pattern).unwrap();
+            assert!(s.is_scanner());
+            assert_eq!(s.chunks(text).unwrap(), want, "{pattern} {text:?}");
+            let r = Splitter::with_regex_engine(pattern).unwrap();
+            assert_eq!(
+                r.chunks(text).unwrap(),
+                want,
+                "{pattern} {text:?} (fancy-regex)"
+            );
+        }
+    }
+
     /// Random strings over characters on which fancy-regex and Python's `regex` agree: the
-    /// scanners must equal the regex engine running tiktoken's pattern strings.
+    /// scanners must equal the regex engine running the same pattern strings.
     /// A small deterministic random number generator for the random-text tests.
     fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
         move || {
@@ -439,9 +585,11 @@ mod tests {
             "٣", "Ⅻ", "a", "A", "ǅ", "中", "é", "\u{301}", "😀", "/", "!", ".", "ß", "ω",
         ];
         let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
-        for name in ["gpt2", "cl100k", "o200k"] {
-            let scanner = Splitter::new(name).unwrap();
-            let regex = Splitter::with_regex_engine(name).unwrap();
+        for shape in Shape::ALL {
+            let name = shape.pattern();
+            let scanner = Splitter::new(&name).unwrap();
+            assert_eq!(scanner.shape(), Some(shape));
+            let regex = Splitter::with_regex_engine(&name).unwrap();
             for _ in 0..10_000 {
                 let len = next() % 12;
                 let text: String = (0..len)
@@ -461,9 +609,10 @@ mod tests {
     #[test]
     fn long_whitespace_runs_equal_the_regex_engine() {
         let odd = ["\n", "\r\n", "\u{b}", "\u{a0}", "\u{3000}", "x", "."];
-        for name in ["gpt2", "cl100k", "o200k"] {
-            let scanner = Splitter::new(name).unwrap();
-            let regex = Splitter::with_regex_engine(name).unwrap();
+        for shape in Shape::ALL {
+            let name = shape.pattern();
+            let scanner = Splitter::new(&name).unwrap();
+            let regex = Splitter::with_regex_engine(&name).unwrap();
             for n in 0..40 {
                 for at in 0..=n {
                     for o in odd {
@@ -525,12 +674,10 @@ mod tests {
                     }
                 })
                 .collect();
-            let (blocks, per_char) = scan::tests::both_paths::<gpt2::Gpt2>(&text);
-            assert_eq!(blocks, per_char, "gpt2 {text:?}");
-            let (blocks, per_char) = scan::tests::both_paths::<cl100k::Cl100k>(&text);
-            assert_eq!(blocks, per_char, "cl100k {text:?}");
-            let (blocks, per_char) = scan::tests::both_paths::<o200k::O200k>(&text);
-            assert_eq!(blocks, per_char, "o200k {text:?}");
+            for shape in some_shapes(round) {
+                let (blocks, per_char) = both_paths(shape, &text);
+                assert_eq!(blocks, per_char, "{shape:?} {text:?}");
+            }
         }
     }
 
@@ -546,7 +693,7 @@ mod tests {
             "、", "。", " ", "\n", "1", "「", "\u{3000}", " a", "'s", "'", "A", "Ab", "\u{e31}",
         ];
         let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
-        for _ in 0..3_000 {
+        for round in 0..3_000 {
             let mut text = String::new();
             while text.len() < 400 {
                 for _ in 0..next() % 70 {
@@ -559,12 +706,10 @@ mod tests {
                 }
                 text += between[(next() % between.len() as u64) as usize];
             }
-            let (blocks, per_char) = scan::tests::both_paths::<gpt2::Gpt2>(&text);
-            assert_eq!(blocks, per_char, "gpt2 {text:?}");
-            let (blocks, per_char) = scan::tests::both_paths::<cl100k::Cl100k>(&text);
-            assert_eq!(blocks, per_char, "cl100k {text:?}");
-            let (blocks, per_char) = scan::tests::both_paths::<o200k::O200k>(&text);
-            assert_eq!(blocks, per_char, "o200k {text:?}");
+            for shape in some_shapes(round) {
+                let (blocks, per_char) = both_paths(shape, &text);
+                assert_eq!(blocks, per_char, "{shape:?} {text:?}");
+            }
         }
     }
 
@@ -578,16 +723,12 @@ mod tests {
                 files.extend(entries.filter_map(|e| Some(e.ok()?.path())));
             }
         }
-        for path in files {
+        for (round, path) in files.into_iter().enumerate() {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            let results = [
-                ("gpt2", scan::tests::both_paths::<gpt2::Gpt2>(&text)),
-                ("cl100k", scan::tests::both_paths::<cl100k::Cl100k>(&text)),
-                ("o200k", scan::tests::both_paths::<o200k::O200k>(&text)),
-            ];
-            for (name, (blocks, per_char)) in results {
+            for name in some_shapes(round) {
+                let (blocks, per_char) = both_paths(name, &text);
                 if blocks != per_char {
                     let k = blocks
                         .iter()
@@ -595,7 +736,7 @@ mod tests {
                         .take_while(|(a, b)| a == b)
                         .count();
                     panic!(
-                        "{name} {}: chunk {k}: {:?} vs {:?}",
+                        "{name:?} {}: chunk {k}: {:?} vs {:?}",
                         path.display(),
                         &blocks[k.saturating_sub(3)..(k + 3).min(blocks.len())],
                         &per_char[k.saturating_sub(3)..(k + 3).min(per_char.len())]

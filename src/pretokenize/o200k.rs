@@ -2,7 +2,9 @@
 //! `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`, P = `[^\r\n\p{L}\p{N}]` and C the optional contraction
 //! suffix `(?i:'s|'t|'re|'ve|'m|'ll|'d)?`, the pattern is
 //! `P?U*W+C | P?U+W*C | \p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+`
-//! and nothing is possessive, so the scanner follows the backtracking order exactly:
+//! and nothing is possessive, so the scanner follows the backtracking order exactly. Its
+//! family's variants (`shapes`) have `\p{N}` for `\p{N}{1,3}` (`SINGLE_DIGITS`), and no C
+//! (`CONTRACTIONS` false: an apostrophe is then an other like any):
 //!
 //! 1. `P?U*W+` with the prefix taken: from `s` (after the prefix) let the U-run end at `u`. If
 //!    the character at `u` is in W (so it is `Ll`), the match runs through the W-run from `u`.
@@ -79,10 +81,10 @@ fn word(b: &[u8], s: usize) -> (Option<usize>, usize) {
     }
 }
 
-/// `end`, extended by a contraction suffix if one starts there.
+/// `end`, extended by a contraction suffix if the pattern has them and one starts there.
 #[inline(always)]
-fn suffix(b: &[u8], end: usize) -> usize {
-    if b.get(end) == Some(&b'\'') {
+fn suffix<const CONTRACTIONS: bool>(b: &[u8], end: usize) -> usize {
+    if CONTRACTIONS && b.get(end) == Some(&b'\'') {
         if let Some(e) = contraction_ci(b, end) {
             return e;
         }
@@ -90,10 +92,13 @@ fn suffix(b: &[u8], end: usize) -> usize {
     end
 }
 
-/// The o200k scanner.
-pub(super) struct O200k;
+/// The o200k family's scanner ([`super::Shape::O200k`]): tiktoken's o200k is
+/// `O200k<false, true>`.
+pub(super) struct O200k<const SINGLE_DIGITS: bool, const CONTRACTIONS: bool>;
 
-impl Scanner for O200k {
+impl<const SINGLE_DIGITS: bool, const CONTRACTIONS: bool> Scanner
+    for O200k<SINGLE_DIGITS, CONTRACTIONS>
+{
     const WIDE: bool = true;
     const CASED: bool = true;
 
@@ -114,22 +119,23 @@ impl Scanner for O200k {
     /// follows it.
     #[inline(always)]
     fn run_ends_at(m: &Masks, k: u32) -> bool {
-        (m.letter() | m.apos) >> k & 1 == 0
+        let apos = if CONTRACTIONS { m.apos } else { 0 };
+        (m.letter() | apos) >> k & 1 == 0
     }
 
     #[inline(always)]
     fn finish_run(b: &[u8], start: usize, _at: usize) -> usize {
-        next(b, start)
+        next::<SINGLE_DIGITS, CONTRACTIONS>(b, start)
     }
 
     #[inline(always)]
     fn next(b: &[u8], i: usize) -> usize {
-        next(b, i)
+        next::<SINGLE_DIGITS, CONTRACTIONS>(b, i)
     }
 
     #[inline(always)]
     fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
-        block(b, i, m)
+        block::<SINGLE_DIGITS, CONTRACTIONS>(b, i, m)
     }
 }
 
@@ -164,7 +170,11 @@ impl Scanner for O200k {
 /// space (`\s*[\r\n]+` ends at its last line end), an apostrophe right after a contraction,
 /// and the last bytes of the block (whose rules look ahead).
 #[inline(always)]
-fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
+fn block<const SINGLE_DIGITS: bool, const CONTRACTIONS: bool>(
+    b: &[u8],
+    i: usize,
+    m: &Masks,
+) -> u64 {
     let letter = m.letter();
     let (x, ws) = (m.blank(), m.ws());
     let other = m.other();
@@ -201,10 +211,17 @@ fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
         | after_nl
         | x & prev(x) & !(ws >> 1)
         | m.nl & !prev(ws | other)
-        | digit_groups(m.digit);
+        | if SINGLE_DIGITS {
+            m.digit
+        } else {
+            digit_groups(m.digit)
+        };
     // A prefix of several bytes (`«`, an em dash) starts a chunk with its first byte: the
     // letter after its last byte joins it.
     starts |= letter & prev(p) & !prev(whole_chars(starts, m) & p);
+    if !CONTRACTIONS {
+        return starts & ((2u64 << limit) - 1);
+    }
     // `x's's`: the second apostrophe starts a chunk of its own (`'s...`, which may go on with
     // letters), not a second contraction.
     let starts = contractions(
@@ -225,14 +242,17 @@ fn block(b: &[u8], i: usize, m: &Masks) -> u64 {
 
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
 #[inline(always)]
-fn next(b: &[u8], i: usize) -> usize {
+fn next<const SINGLE_DIGITS: bool, const CONTRACTIONS: bool>(b: &[u8], i: usize) -> usize {
     let (c0, l0) = class_at(b, i);
     let j = i + l0;
     if c0 & L != 0 {
         let (w, u) = word(b, i);
-        return suffix(b, w.unwrap_or(u));
+        return suffix::<CONTRACTIONS>(b, w.unwrap_or(u));
     }
     if c0 & N != 0 {
+        if SINGLE_DIGITS {
+            return j;
+        }
         let (c1, l1) = class_at(b, j);
         if c1 & N == 0 {
             return j;
@@ -244,13 +264,13 @@ fn next(b: &[u8], i: usize) -> usize {
         // In P: other, or whitespace other than `\r`/`\n`.
         let (w, u) = word(b, j);
         if let Some(end) = w {
-            return suffix(b, end);
+            return suffix::<CONTRACTIONS>(b, end);
         }
         if c0 & M != 0 {
-            return suffix(b, j);
+            return suffix::<CONTRACTIONS>(b, j);
         }
         if u != j {
-            return suffix(b, u);
+            return suffix::<CONTRACTIONS>(b, u);
         }
         // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
         let others = if c0 & OTHER != 0 {

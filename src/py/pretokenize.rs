@@ -4,7 +4,7 @@
 //! per-code-point test).
 
 use super::errors::to_py;
-use crate::pretokenize::{Named, Splitter, CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN};
+use crate::pretokenize::{shapes, Named, Splitter, CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN};
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -109,10 +109,21 @@ fn pattern_name(pattern: &str) -> Option<&'static str> {
     Named::parse(pattern).map(|n| n.name())
 }
 
+/// The scanner that runs a pattern name or string (`gpt2`, `cl100k`, `o200k`, or a family and
+/// its settings: `cl100k family, no \s++$`), or None if it runs on the regex engine.
+#[pyfunction]
+fn scanner_of(pattern: &str) -> Option<String> {
+    match Named::parse(pattern) {
+        Some(named) => Some(named.shape().describe()),
+        None => shapes::recognize(pattern).map(|s| s.describe()),
+    }
+}
+
 /// Adds the pre-tokenizers' functions and the named patterns to the module.
 pub(super) fn register(m: &Bound<PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(split, m)?)?;
     m.add_function(wrap_pyfunction!(pattern_name, m)?)?;
+    m.add_function(wrap_pyfunction!(scanner_of, m)?)?;
     m.add("GPT2_PATTERN", GPT2_PATTERN)?;
     m.add("CL100K_PATTERN", CL100K_PATTERN)?;
     m.add("O200K_PATTERN", O200K_PATTERN)?;

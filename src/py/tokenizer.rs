@@ -286,6 +286,11 @@ impl CoreTokenizer {
     }
 
     #[getter]
+    fn scanner(&self) -> Option<String> {
+        self.enc.splitter().shape().map(|s| s.describe())
+    }
+
+    #[getter]
     fn max_token_len(&self) -> usize {
         self.enc.vocab().max_token_len()
     }

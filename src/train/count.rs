@@ -67,8 +67,8 @@ impl ChunkCounter {
     /// rayon pool. No chunk spans two texts.
     pub fn feed<S: AsRef<str> + Sync>(&mut self, texts: &[S]) -> Result<(), Error> {
         // Cutting inside a text is only exact where the pattern cannot match across the cut;
-        // that is proven for the named patterns (`pretokenize::cut`), not for any regex.
-        let may_cut = self.splitter.named().is_some();
+        // that is proven for the scanners' shapes (`pretokenize::cut`), not for any regex.
+        let may_cut = self.splitter.is_scanner();
         let mut pieces: Vec<(&str, u64)> = Vec::new();
         for text in texts {
             let text = text.as_ref();

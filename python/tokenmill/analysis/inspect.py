@@ -32,6 +32,20 @@ def length_bucket(n: int) -> str:
     return "65+"
 
 
+def splitter_path(tok: Tokenizer) -> str:
+    """Which path splits the tokenizer's text: its scanner, or the general regex engine.
+
+    >>> import tokenmill
+    >>> splitter_path(tokenmill.load("o200k_base"))
+    'the o200k scanner'
+    >>> splitter_path(tokenmill.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, r"\\w+"))
+    'the regex engine (no scanner runs this pattern)'
+    """
+    if tok.scanner is None:
+        return "the regex engine (no scanner runs this pattern)"
+    return f"the {tok.scanner} scanner"
+
+
 def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
     """Facts about a vocabulary as plain data (what ``tokenmill inspect --json`` prints)."""
     tokens = tok.token_bytes_list()
@@ -59,6 +73,7 @@ def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
         "ordinary_tokens": len(tokens),
         "special_tokens": tok.special_tokens,
         "pattern": tok.pattern_name or tok.pattern,
+        "splitter": splitter_path(tok),
         "merges": len(merged),
         "unreachable": sum(1 for r in merged if parents[r] is None),
         "first_merges": [merge_row(r) for r in merged[:top]],
@@ -76,6 +91,7 @@ def format_description(info: dict[str, Any]) -> str:
     out = [
         f"{info['name']}: {info['n_vocab']:,} ids ({info['ordinary_tokens']:,} ordinary, "
         f"{len(info['special_tokens'])} special), pattern {info['pattern']}",
+        f"split by {info['splitter']}",
         f"{info['merges']:,} merged tokens, {info['unreachable']} unreachable by merging, "
         f"mean token length {info['mean_token_bytes']:.2f} bytes",
     ]

@@ -392,8 +392,8 @@ def _options(
                 f"is an int32: use at most {layouts.LLMC_MAX_SHARD_TOKENS:,}"
             )
     dt = idio.dtype_for(tok.n_vocab, dtype)
-    named = tok.pattern_name is not None
-    opts = Options(eot_id, eot_position, dt, text_field, float(val_fraction), named)
+    cut_text = tok.scanner is not None
+    opts = Options(eot_id, eot_position, dt, text_field, float(val_fraction), cut_text)
     return opts, shard_tokens
 
 

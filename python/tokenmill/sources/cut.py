@@ -1,5 +1,6 @@
-r"""Where a text may be cut without changing its chunks under a named pattern (gpt2, cl100k,
-o200k): the one rule every reader, trainer and encoder of long texts in Python cuts by.
+r"""Where a text may be cut without changing its chunks under a pattern a scanner runs (gpt2,
+cl100k, o200k and the variants of their families, ``Tokenizer.scanner``): the one rule every
+reader, trainer and encoder of long texts in Python cuts by.
 
 A safe place is
 
@@ -7,8 +8,9 @@ A safe place is
   an ASCII letter or digit. No alternative of the three patterns matches a newline followed by
   a letter or digit, so a chunk ends at the newline either way; the left piece then ends in
   that newline, which ``\s++$`` (gpt2, cl100k) matches alone at the new end of text, as in the
-  whole text. A newline after other whitespace is not safe: gpt2 splits ``"  \nb"`` into
-  ``"  "``, ``"\n"``, ``"b"``, but ``"  \n"`` at the end of a text into one chunk;
+  whole text (without ``\s++$``, ``\s*[\r\n]`` takes that lone newline too). A newline after
+  other whitespace is not safe: gpt2 splits ``"  \nb"`` into ``"  "``, ``"\n"``, ``"b"``, but
+  ``"  \n"`` at the end of a text into one chunk;
 - or right before a single space between two ASCII letters. No alternative matches a letter
   followed by a space, so the chunk on the left ends at the letter either way, and the space,
   followed by a letter, starts the chunk " word" (gpt2's `` ?\p{L}+``, cl100k's and o200k's
@@ -90,12 +92,13 @@ def every_cut(data: Text) -> list[int]:
     return sorted({_cut(m) for k in range(len(data)) if (m := regex.match(data, k))})
 
 
-def may_cut(pattern_name: str | None, special_tokens: Iterable[str] = ()) -> bool:
-    """Whether texts split by this pattern may be cut at safe places: only for a named
-    pattern, and only when no special-token string holds a newline or a space (a cut inside
-    one would hide it from the matcher that cuts special tokens out).
+def may_cut(scanner: str | None, special_tokens: Iterable[str] = ()) -> bool:
+    """Whether texts split by a pattern may be cut at safe places: only when a scanner runs
+    it (``scanner``, as ``Tokenizer.scanner`` names it), and only when no special-token string
+    holds a newline or a space (a cut inside one would hide it from the matcher that cuts
+    special tokens out).
 
     >>> may_cut("cl100k", ["<|endoftext|>"]), may_cut(None), may_cut("gpt2", ["end of text"])
     (True, False, False)
     """
-    return pattern_name is not None and not any("\n" in s or " " in s for s in special_tokens)
+    return scanner is not None and not any("\n" in s or " " in s for s in special_tokens)

@@ -61,12 +61,12 @@ def pieces(text: str) -> list[str]:
 
 def encode_corpus(tok: Tokenizer, corpus: Corpus, num_threads: int | None = None) -> Encoded:
     """Encode every corpus text (special-token strings as plain text, as ``encode_ordinary``).
-    Under a named pattern long texts are cut into pieces for the threads; a custom regex has
-    no safe place to cut, so its texts are encoded whole."""
+    Under a pattern a scanner runs, long texts are cut into pieces for the threads; a pattern
+    on the regex engine has no safe place to cut, so its texts are encoded whole."""
     names: list[str] = []
     docs: list[str] = []
     for name, text in corpus.texts.items():
-        for piece in pieces(text) if tok.pattern_name is not None else [text]:
+        for piece in pieces(text) if tok.scanner is not None else [text]:
             names.append(name)
             docs.append(piece)
     ids, offsets = tok.encode_batch_to_numpy(docs, num_threads=num_threads, disallowed_special=())

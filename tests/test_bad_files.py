@@ -795,3 +795,87 @@ def test_merge_lists_that_load_give_hfs_ids(case, texts):
     texts = [*texts, *words, *(" " + w for w in words), " ".join(words)]
     want = [e.ids for e in theirs.encode_batch(texts, add_special_tokens=False)]
     assert [ours.encode(t) for t in texts] == want
+
+
+# --- HF tokenizer.json: the whole-list checks against the one-by-one ones -------------------
+
+
+def passes(refuse_first: Callable[..., None], *args: Any) -> bool:
+    """Whether a one-by-one check of the HF reader finds no fault."""
+    try:
+        refuse_first(*args, lambda problem: tokenmill.VocabFileError("t.json", None, problem))
+    except tokenmill.VocabFileError:
+        return False
+    return True
+
+
+@st.composite
+def respelled_merges(draw: st.DrawFn) -> dict[str, Any]:
+    """A tokenizer.json of :func:`vocab_and_merges`, its vocab in any order, each merge spelled
+    "a b" or ["a", "b"], and maybe one or two merges damaged."""
+    doc, _, _ = draw(vocab_and_merges())
+    vocab = doc["model"]["vocab"]
+    doc["model"]["vocab"] = dict(draw(st.permutations(list(vocab.items()))))
+    merges: list[Any] = doc["model"]["merges"]
+    merges[:] = [" ".join(m) if draw(st.booleans()) else m for m in merges]
+    if not merges:
+        return doc
+    k = draw(st.integers(0, len(merges) - 1))
+    left, right = merges[k].split(" ") if isinstance(merges[k], str) else merges[k]
+    damage = draw(
+        st.sampled_from(
+            [
+                None,
+                "a space in a part",
+                "a newline in a part",
+                "an empty part",
+                "three parts",
+                "no space, and two in another",
+                "a part that is no token",
+                "not a string",
+            ]
+        )
+    )
+    if damage == "a space in a part":
+        merges[k] = draw(st.sampled_from([[left[:1] + " " + left[1:], right], f"{left}  {right}"]))
+    elif damage == "a newline in a part":
+        merges[k] = draw(st.sampled_from([[left, "\n" + right], f"{left}\n {right}"]))
+    elif damage == "an empty part":
+        merges[k] = draw(st.sampled_from([[left + right, ""], f" {left}{right}"]))
+    elif damage == "three parts":
+        merges[k] = draw(st.sampled_from([[left, right, ""], f"{left} {right} "]))
+    elif damage == "no space, and two in another":
+        # As many spaces as merges in all, yet not one in each.
+        merges[k] = left + right
+        j = draw(st.integers(0, len(merges) - 1))
+        other = merges[j].split(" ") if isinstance(merges[j], str) else merges[j]
+        merges[j] = " ".join([other[0], *other[1:]]) + " "
+    elif damage == "a part that is no token":
+        merges[k] = [left + right[:-1], right[-1:]] if len(right) > 1 else [left, right + "q"]
+    elif damage == "not a string":
+        merges[k] = draw(st.sampled_from([5, None, [left, 5], {"a": "b"}]))
+    return doc
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=respelled_merges())
+def test_whole_list_checks_decide_as_one_by_one(doc):
+    """The HF reader checks the merges with whole-list passes and, when one fails, goes
+    through them one by one to name the first at fault: both ways accept the same files."""
+    vocab, raw = doc["model"]["vocab"], doc["model"]["merges"]
+    at_once = hf._merges_at_once(raw, vocab)
+    assert (at_once is not None) == passes(hf._refuse_first_bad_merge, raw, vocab)
+    if at_once is None:
+        return
+    merges, parts, results = at_once
+    pairs = [m.split(" ") if isinstance(m, str) else m for m in raw]
+    assert merges == [" ".join(p) for p in pairs]
+    assert parts == [part for p in pairs for part in p]
+    assert results == [vocab["".join(p)] for p in pairs]
+    bpe = hf.parse(doc)
+    assert bpe.texts == sorted(vocab, key=vocab.__getitem__)
+    assert bpe.tokens == [datagym.to_bytes(t) for t in bpe.texts]
+    parents = Tokenizer(bpe.tokens, "gpt2").merge_parents()
+    agree = hf._merges_agree(bpe, parents)
+    assert agree == passes(hf._refuse_first_disagreement, bpe, parents)
+    event(f"accepted: {agree}")

@@ -97,6 +97,18 @@ def test_list_batches_leave_the_garbage_collector_as_they_found_it(threads):
         gc.enable()
 
 
+def test_merge_parents_leaves_the_garbage_collector_as_it_found_it():
+    # The collector is paused while the core builds the list of pairs.
+    enc = tokenmill.load("gpt2")
+    try:
+        for running in (True, False):
+            (gc.enable if running else gc.disable)()
+            assert enc.merge_parents()[995] == (476, 335)
+            assert gc.isenabled() == running
+    finally:
+        gc.enable()
+
+
 def test_large_numpy_outputs_reuse_buffers_without_sharing_them():
     """Buffers of 2 MB or more go back into use once numpy frees their array (`buffers.rs`):
     an array still alive keeps its own ids whatever is encoded after it, writing into it

@@ -17,9 +17,11 @@ building ids, truncation at a token boundary, and a streaming decoder.
 from __future__ import annotations
 
 import codecs
+import gc
 import operator
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -261,7 +263,8 @@ class Tokenizer:
         >>> parents[0], parents[995], enc.decode_tokens_bytes(parents[995])
         (None, (476, 335), [b' wor', b'ld'])
         """
-        return self._core.merge_parents()
+        with _collector_paused():
+            return self._core.merge_parents()
 
     def is_special_token(self, token: int) -> bool:
         """Whether ``token`` is the id of a special token."""
@@ -1022,6 +1025,21 @@ def valid_name(name: str) -> str:
         return _fix_surrogates(name)
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The garbage collector paused, if it runs, while the core builds a list of many tuples
+    (as ``CollectorPaused`` in py/batch.rs does for lists of ids). None of them can be part of
+    a cycle, but each counts toward the next collection, and the collections walk everything
+    made since the last (when loading a file, the file's whole document), again as it ages."""
+    running = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if running:
+            gc.enable()
+
+
 def _dense_tokens(ranks: Mapping[bytes, int] | Sequence[bytes]) -> list[bytes]:
     """Token bytes indexed by rank; the ranks must be exactly 0..n-1."""
     if not isinstance(ranks, Mapping):
@@ -1030,9 +1048,13 @@ def _dense_tokens(ranks: Mapping[bytes, int] | Sequence[bytes]) -> list[bytes]:
                 "mergeable_ranks must be a dict of token bytes to ranks or a list of token "
                 f"bytes, not {type(ranks).__name__}"
             )
+        given = list(ranks)
+        # Loaders pass bytes: their types are checked in one pass, in C, not a token at a time.
+        if set(map(type, given)) <= {bytes}:
+            return given
         return [
             t if type(t) is bytes else _token_bytes(t, f"mergeable_ranks[{i}]")
-            for i, t in enumerate(ranks)
+            for i, t in enumerate(given)
         ]
     tokens: list[bytes | None] = [None] * len(ranks)
     for token, rank in ranks.items():

@@ -215,9 +215,12 @@ class BpeFile:
 
     tokens: list[bytes]  # the ordinary tokens, by id
     texts: list[str]  # the same, spelled as the file spells them
+    ids: dict[str, int]  # the ordinary tokens' ids, by their spelling
     pattern: str
     special_tokens: dict[str, int]
-    merges: list[list[str]]  # [left, right] as the file spells them, in the file's order
+    # The merges in the file's order, each "left right" (a token's spelling holds no space).
+    merges: list[str]
+    parts: list[str]  # the merges' parts: left, right, left, right...
     results: list[int]  # the id each merge makes (never decreasing)
     ignore_merges: bool
 
@@ -284,14 +287,11 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
     vocab = model.get("vocab")
     if not isinstance(vocab, dict):
         raise refuse(f"model.vocab must be an object of token -> id, not {kind(vocab)}")
-    for text, idx in vocab.items():
-        if not is_id(idx):
-            raise refuse(
-                f"model.vocab gives {text!r} the id {idx!r}: an id must be an integer in "
-                f"0..{loading.MAX_ID}"
-            )
+    _check_ids(vocab, refuse)
     specials = _added_tokens(doc.get("added_tokens"), vocab, refuse)
-    ordinary = {text: idx for text, idx in vocab.items() if text not in specials}
+    ordinary = vocab  # a file's added tokens are seldom in its vocab: then there is no copy
+    if not specials.keys().isdisjoint(vocab):
+        ordinary = {text: idx for text, idx in vocab.items() if text not in specials}
     texts, tokens = _ordinary_tokens(ordinary, refuse)
     for text, idx in specials.items():
         if idx < len(tokens):
@@ -299,8 +299,25 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
                 f"the added token {text!r} has id {idx}, which is the ordinary token "
                 f"{texts[idx]!r}'s"
             )
-    merges, results = _merges(model.get("merges"), ordinary, refuse)
-    return BpeFile(tokens, texts, pattern, specials, merges, results, ignore_merges)
+    merges, parts, results = _merges(model.get("merges"), ordinary, refuse)
+    return BpeFile(
+        tokens, texts, ordinary, pattern, specials, merges, parts, results, ignore_merges
+    )
+
+
+def _check_ids(vocab: dict[str, Any], refuse: Refuse) -> None:
+    """Refuse a ``model.vocab`` with an id that is not an integer in 0..MAX_ID: checked in
+    whole-list passes, then one by one to name the first at fault."""
+    ids = vocab.values()
+    # type() rather than isinstance, as in is_id: a bool is an int.
+    if not vocab or (set(map(type, ids)) == {int} and min(ids) >= 0 and max(ids) <= loading.MAX_ID):
+        return
+    for text, idx in vocab.items():
+        if not is_id(idx):
+            raise refuse(
+                f"model.vocab gives {text!r} the id {idx!r}: an id must be an integer in "
+                f"0..{loading.MAX_ID}"
+            )
 
 
 def check_merges(bpe: BpeFile, parents: list[tuple[int, int] | None], source: str) -> None:
@@ -308,23 +325,55 @@ def check_merges(bpe: BpeFile, parents: list[tuple[int, int] | None], source: st
     the module docstring, and of 1 that a merge's parts are ordinary tokens (:func:`parse`
     checks the rest). ``parents[i]`` is token ``i``'s parents under tiktoken's rule, None when
     the rule never makes it (``merge_parents`` of the core).
+
+    The conditions are checked with whole-list passes (:func:`_merges_agree`: Llama 3 lists
+    280,147 merges); when one fails, the merges and tokens are gone through one by one to name
+    the first at fault.
     """
-    texts, merges = bpe.texts, bpe.merges
+    if _merges_agree(bpe, parents):
+        return
 
     def refuse(problem: str) -> VocabFileError:
         return VocabFileError(source, None, problem)
 
-    # Whole-list passes that do little per token: o200k has 200,000 merges.
-    known = set(texts)
-    if not all(left in known and right in known for left, right in merges):
-        for k, merge in enumerate(merges):
-            part = next((part for part in merge if part not in known), None)
-            if part is not None:
-                raise refuse(
-                    f"model.merges[{k}] ({_spelled(merge)}): {part!r} is not an ordinary token "
-                    "of model.vocab"
-                )
-    listed = set(map(tuple, merges))
+    _refuse_first_disagreement(bpe, parents, refuse)
+    raise AssertionError("the merges failed the whole-list checks but none one by one")
+
+
+def _merges_agree(bpe: BpeFile, parents: list[tuple[int, int] | None]) -> bool:
+    """Whether :func:`check_merges` accepts the file: each merge's parts are ordinary tokens,
+    each token the rule makes by merging has the merge of its parents listed, and with
+    ``ignore_merges`` false every token of two or more bytes is one the rule makes."""
+    if not bpe.ids.keys() >= set(bpe.parts):
+        return False
+    # The merges of the tokens' parents, spelled "left right" as the merges are (parts hold no
+    # space, so the spelling names a merge alone), each struck off when it is listed.
+    texts = bpe.texts
+    unlisted = {f"{texts[a]} {texts[b]}" for a, b in filter(None, parents)}
+    unlisted.difference_update(bpe.merges)
+    if unlisted:
+        return False
+    # The rule makes no single byte by merging, so the 256 bytes are always without parents:
+    # any other token without them is one the rule never makes.
+    return bpe.ignore_merges or parents.count(None) == 256
+
+
+def _refuse_first_disagreement(
+    bpe: BpeFile, parents: list[tuple[int, int] | None], refuse: Refuse
+) -> None:
+    """Raise for the first merge with a part that is no ordinary token, else the first token
+    whose parents' merge is not listed, else (:func:`_check_reachable`) the first token of two
+    or more bytes the rule never makes."""
+    texts, parts = bpe.texts, bpe.parts
+    merges = list(zip(parts[0::2], parts[1::2], strict=True))
+    for k, merge in enumerate(merges):
+        part = next((part for part in merge if part not in bpe.ids), None)
+        if part is not None:
+            raise refuse(
+                f"model.merges[{k}] ({_spelled(merge)}): {part!r} is not an ordinary token "
+                "of model.vocab"
+            )
+    listed = set(merges)
     missing = next(
         (
             i
@@ -334,12 +383,12 @@ def check_merges(bpe: BpeFile, parents: list[tuple[int, int] | None], source: st
         None,
     )
     if missing is not None:
-        parts = _spelled(texts[i] for i in parents[missing] or ())
+        spelled = _spelled(texts[i] for i in parents[missing] or ())
         other = next((m for m, r in zip(merges, bpe.results, strict=True) if r == missing), None)
         how = f"model.merges makes it only from {_spelled(other)}" if other else "no merge makes it"
         raise refuse(
             f"token {texts[missing]!r} (id {missing}): {how}, but tiktoken's rule, which "
-            f"tokenmill encodes by, makes it from {parts}, so HF's ids would differ"
+            f"tokenmill encodes by, makes it from {spelled}, so HF's ids would differ"
         )
     _check_reachable(bpe, parents, refuse)
 
@@ -472,18 +521,23 @@ def _added_tokens(raw: object, vocab: dict[str, int], refuse: Refuse) -> dict[st
 def _ordinary_tokens(ordinary: dict[str, int], refuse: Refuse) -> tuple[list[str], list[bytes]]:
     """The ordinary tokens by id, as spelled and as bytes: ids dense from 0, all 256 bytes
     among them."""
-    texts = [""] * len(ordinary)
-    for text, idx in ordinary.items():
-        if not text:
-            raise refuse("model.vocab has the empty string as a token")
-        if idx >= len(ordinary) or texts[idx]:
-            raise refuse(
-                f"token {text!r} has id {idx!r}: ordinary ids must be 0..{len(ordinary) - 1}, "
-                "once each"
-            )
-        texts[idx] = text
-    # n distinct ids below n fill every slot. The alphabet spells a byte a character, so the
-    # whole vocabulary converts at once and is cut by the texts' lengths.
+    n = len(ordinary)
+    by_id = dict(zip(ordinary.values(), ordinary, strict=True))
+    # n distinct ids, none past n - 1 (none is negative), are 0..n-1 once each.
+    if len(by_id) == n and "" not in ordinary and max(by_id, default=-1) < n:
+        texts = list(map(by_id.__getitem__, range(n)))
+    else:
+        texts = [""] * n
+        for text, idx in ordinary.items():
+            if not text:
+                raise refuse("model.vocab has the empty string as a token")
+            if idx >= n or texts[idx]:
+                raise refuse(
+                    f"token {text!r} has id {idx!r}: ordinary ids must be 0..{n - 1}, once each"
+                )
+            texts[idx] = text
+    # The alphabet spells a byte a character, so the whole vocabulary converts at once and is
+    # cut by the texts' lengths.
     spelled = datagym.bytes_or_none("".join(texts))
     if spelled is None:
         text = next(t for t in texts if datagym.bytes_or_none(t) is None)
@@ -493,9 +547,10 @@ def _ordinary_tokens(ordinary: dict[str, int], refuse: Refuse) -> tuple[list[str
         )
     ends = list(itertools.accumulate(map(len, texts)))
     tokens = [spelled[start:end] for start, end in itertools.pairwise([0, *ends])]
-    missing = set(range(256)) - {t[0] for t in tokens if len(t) == 1}
+    # The one-byte tokens are those spelled by one character of the alphabet.
+    missing = [b for b, c in enumerate(datagym.BYTE_TO_CHAR) if c not in ordinary]
     if missing:
-        b = min(missing)
+        b = missing[0]
         raise refuse(
             f"byte 0x{b:02x} ({datagym.BYTE_TO_CHAR[b]!r}) is not a token: a byte-level "
             "vocabulary needs all 256 single bytes"
@@ -591,24 +646,69 @@ def _check_component(key: str, node: object, allowed: tuple[str, ...], refuse: R
         )
 
 
-def _merges(
-    raw: object, ordinary: dict[str, int], refuse: Refuse
-) -> tuple[list[list[str]], list[int]]:
-    """The merges as [left, right] lists and the ids they make, which must be ordinary tokens'
-    and never decrease along the list. (Whether the parts are tokens, :func:`check_merges` sees.)
+ParsedMerges = tuple[list[str], list[str], list[int]]
 
-    A file's merges are checked with whole-list passes; when one fails, the merges are gone
-    through one by one to name the first at fault.
+
+def _merges(raw: object, ordinary: dict[str, int], refuse: Refuse) -> ParsedMerges:
+    """The merges as "left right" strings, their parts (left, right, left, right...) and the
+    ids they make, which must be ordinary tokens' and never decrease along the list. (Whether
+    the parts are tokens, :func:`check_merges` sees.)
+
+    A file's merges are checked with whole-list passes (:func:`_merges_at_once`); when one
+    fails, the merges are gone through one by one to name the first at fault.
     """
     if not isinstance(raw, list):
         raise refuse(f"model.merges must be a list, not {kind(raw)}")
-    pairs = [m.split(" ") if type(m) is str else m for m in raw]
-    if all(type(p) is list and len(p) == 2 and type(p[0]) is type(p[1]) is str for p in pairs):
-        results = list(map(ordinary.get, [left + right for left, right in pairs]))
-        if None not in results:
-            ids = cast(list[int], results)
-            if all(map(int.__le__, ids, ids[1:])):
-                return pairs, ids
+    found = _merges_at_once(raw, ordinary)
+    if found is not None:
+        return found
+    _refuse_first_bad_merge(raw, ordinary, refuse)
+    raise AssertionError("a merge failed the whole-list checks but none one by one")
+
+
+def _merges_at_once(raw: list[Any], ordinary: dict[str, int]) -> ParsedMerges | None:
+    """What :func:`_merges` returns, from whole-list passes; None when a merge is at fault."""
+    if not raw:
+        return [], [], []
+    merges = _merge_strings(raw)
+    if merges is None:
+        return None
+    # One newline-separated text splits into all the parts, or all the results, at once. Its
+    # lines are the merges when none holds a newline; each merge holds exactly one space when
+    # each holds a space and there are as many spaces as merges.
+    lines = "\n".join(merges)
+    if not (
+        lines.count("\n") == len(merges) - 1
+        and lines.count(" ") == len(merges)
+        and all(map(str.__contains__, merges, itertools.repeat(" ")))
+    ):
+        return None
+    results = list(map(ordinary.get, lines.replace(" ", "").split("\n")))
+    if None in results:
+        return None
+    ids = cast(list[int], results)
+    if ids != sorted(ids):
+        return None
+    return merges, lines.replace("\n", " ").split(" "), ids
+
+
+def _merge_strings(raw: list[Any]) -> list[str] | None:
+    """The merges spelled "left right" (a file may give ``["left", "right"]``), or None when
+    one is neither a string nor a list of two strings."""
+    types = set(map(type, raw))
+    if types == {str}:
+        return raw
+    if not types <= {str, list}:
+        return None
+    pairs = [m for m in raw if type(m) is list]
+    if set(map(len, pairs)) != {2} or set(map(type, itertools.chain.from_iterable(pairs))) != {str}:
+        return None
+    return [m if type(m) is str else " ".join(m) for m in raw]
+
+
+def _refuse_first_bad_merge(raw: list[Any], ordinary: dict[str, int], refuse: Refuse) -> None:
+    """Raise for the first merge that is not two strings making an ordinary token, or that
+    makes a lower id than the merge before it."""
     last = -1
     for k, merge in enumerate(raw):
         parts = merge.split(" ") if isinstance(merge, str) else merge
@@ -631,7 +731,6 @@ def _merges(
                 "merges' results must not decrease along the list"
             )
         last = ordinary[made]
-    raise AssertionError("a merge failed the whole-list checks but none one by one")
 
 
 def _lone_surrogate(text: str) -> str | None:

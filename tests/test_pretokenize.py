@@ -365,6 +365,7 @@ def test_corpora_line_by_line(name: str, shared_data: Path) -> None:
         lines = text.splitlines(keepends=True)
         step = max(1, len(text.encode()) // LINE_BUDGET)
         sample = lines[::step]
+
         def ask(sample: list[str] = sample) -> list[list[str]]:
             return [COMPILED[name].findall(line) for line in sample]
 

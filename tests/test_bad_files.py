@@ -518,7 +518,18 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], Any], str, str | None]] = [
         'Split has behavior "Removed"',
         "a b",
     ),
-    ("Split invert", lambda d: seq(d, 0).update(invert=True), "Split has invert true", None),
+    (
+        "Split inverted, Removed, not every character matched",
+        lambda d: seq(d, 0).update(pattern={"Regex": "[a-z]+"}, behavior="Removed", invert=True),
+        'Split has behavior "Removed" (invert true)',
+        "a b",
+    ),
+    (
+        "Split invert",
+        lambda d: seq(d, 0).update(invert="yes"),
+        "invert must be true or false",
+        None,
+    ),
     (
         "Split string",
         lambda d: seq(d, 0).update(pattern={"String": " "}),
@@ -663,6 +674,20 @@ def specials_outside_vocab(doc: dict[str, Any]) -> None:
     doc["model"]["vocab"].pop(EOT)
 
 
+def inverted(behavior: str) -> Callable[[dict[str, Any]], None]:
+    """A Split inverted: the text the regex does not match is the delimiter."""
+    return lambda d: seq(d, 0).update(behavior=behavior, invert=True)
+
+
+def no_op_sequences(doc: dict[str, Any]) -> None:
+    """An empty normalizer Sequence (DeepSeek's files), a post-processor Sequence (Llama
+    3.1's)."""
+    template(doc)
+    doc["normalizer"] = {"type": "Sequence", "normalizers": []}
+    byte_level = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False}
+    doc["post_processor"] = {"type": "Sequence", "processors": [byte_level, doc["post_processor"]]}
+
+
 ACCEPTED: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "export-cl100k": ("cl100k", lambda d: None),
     "export-o200k": ("o200k", lambda d: None),
@@ -671,6 +696,10 @@ ACCEPTED: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "template": ("cl100k", template),
     "options": ("o200k", options),
     "specials-outside-vocab": ("cl100k", specials_outside_vocab),
+    "inverted-isolated": ("o200k", inverted("Isolated")),
+    # Every character is matched, so nothing is removed (DBRX's, OLMo 2's files).
+    "inverted-removed": ("cl100k", inverted("Removed")),
+    "no-op-sequences": ("cl100k", no_op_sequences),
 }
 
 

@@ -22,11 +22,13 @@ only when HF is asked to add special tokens; tokenmill never adds them):
   set: every byte is a token, so it is never used);
 - ``pre_tokenizer``: ``ByteLevel`` with ``add_prefix_space`` false, alone (it splits by
   GPT-2's pattern) or in a ``Sequence`` after one ``Split`` (a ``Regex``, behavior
-  ``Isolated``, ``invert`` false) with ``use_regex`` false: exactly one split regex. A Split
-  regex runs on tokenmill's engine; one with a possessive interval (``{1,3}+``) is refused,
-  since Oniguruma reads that as a repeated interval;
-- ``normalizer``, ``truncation`` and ``padding`` null; ``decoder`` null or ``ByteLevel``;
-  ``post_processor`` null, ``ByteLevel`` or ``TemplateProcessing``;
+  ``Isolated``, or ``Removed`` with ``invert`` true when the regex matches every character)
+  with ``use_regex`` false: exactly one split regex. A Split regex runs on tokenmill's
+  engine; one with a possessive interval (``{1,3}+``) is refused, since Oniguruma reads that
+  as a repeated interval;
+- ``normalizer`` null or an empty ``Sequence``; ``truncation`` and ``padding`` null;
+  ``decoder`` null or ``ByteLevel``; ``post_processor`` null, ``ByteLevel``,
+  ``TemplateProcessing`` or a ``Sequence`` of them;
 - ``added_tokens``: ``special`` true (tokenmill treats each added token as a special token,
   HF matches a non-special one in all text), ``lstrip``, ``rstrip`` and ``single_word`` false;
   ``normalized`` either way (there is no normalizer) but the same for all (HF matches the
@@ -269,7 +271,7 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
                 f"{key} is set: tokenmill neither truncates nor pads, so its ids would differ "
                 f'from HF\'s; set "{key}": null'
             )
-    if doc.get("normalizer") is not None:
+    if not _is_no_op(doc.get("normalizer"), "normalizers"):
         raise refuse(
             f"normalizer {_describe(doc['normalizer'])} is not supported: tokenmill runs no "
             "normalizer, so its ids would differ from HF's"
@@ -281,9 +283,7 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
     ignore_merges = _check_model_options(model, refuse)
     pattern = _pattern_of(doc.get("pre_tokenizer"), refuse)
     _check_component("decoder", doc.get("decoder"), ("ByteLevel",), refuse)
-    _check_component(
-        "post_processor", doc.get("post_processor"), ("ByteLevel", "TemplateProcessing"), refuse
-    )
+    _check_post_processor(doc.get("post_processor"), refuse)
     vocab = model.get("vocab")
     if not isinstance(vocab, dict):
         raise refuse(f"model.vocab must be an object of token -> id, not {kind(vocab)}")
@@ -619,15 +619,20 @@ def _split_regex(node: dict[str, Any], where: str, refuse: Refuse) -> str:
         )
     if problem := _lone_surrogate(regex):
         raise refuse(f"{where} Split's regex {regex!r:.60} holds {problem}")
-    if node.get("behavior") != "Isolated":
+    invert = node.get("invert")
+    if not isinstance(invert, bool):
+        raise refuse(f"{where} Split: invert must be true or false, not {kind(invert)}")
+    behavior = node.get("behavior")
+    # Inverted, the text the regex does not match is the delimiter: "Removed" drops it, which
+    # changes nothing when the regex matches every character, as the patterns a scanner runs
+    # do (DBRX's, OLMo 2's and Phi's files split so).
+    total = invert and behavior == "Removed" and _core.scanner_of(regex) is not None
+    if behavior != "Isolated" and not total:
         raise refuse(
-            f"{where} Split has behavior {_setting(node, 'behavior')}: tokenmill keeps each "
-            'match as its own piece (expected "Isolated")'
-        )
-    if node.get("invert") is not False:
-        raise refuse(
-            f"{where} Split has invert {_setting(node, 'invert')}: tokenmill's pieces are the "
-            "matches (expected false)"
+            f"{where} Split has behavior {_setting(node, 'behavior')} "
+            f"(invert {str(invert).lower()}): tokenmill keeps each match and the text between "
+            'matches as pieces (expected "Isolated", or "Removed" with invert true and a regex '
+            "that matches every character)"
         )
     found = _POSSESSIVE_INTERVAL.search(regex)
     if found:
@@ -637,6 +642,27 @@ def _split_regex(node: dict[str, Any], where: str, refuse: Refuse) -> str:
             "possessive, so they would split text differently"
         )
     return regex
+
+
+def _is_no_op(node: object, key: str) -> bool:
+    """Whether a normalizer (``key`` "normalizers") or post-processor is null or a Sequence of
+    none (as DeepSeek's files have)."""
+    return node is None or (
+        isinstance(node, dict) and node.get("type") == "Sequence" and node.get(key) == []
+    )
+
+
+def _check_post_processor(node: object, refuse: Refuse) -> None:
+    """A post-processor adds ids only when HF is asked to add special tokens, and ByteLevel's
+    moves only offsets: null, ByteLevel, TemplateProcessing, or a Sequence of them (Llama 3.1's
+    and GLM-4's files) leave tokenmill's ids HF's."""
+    allowed = ("ByteLevel", "TemplateProcessing")
+    inner = node.get("processors") if isinstance(node, dict) else None
+    if isinstance(node, dict) and node.get("type") == "Sequence" and isinstance(inner, list):
+        for k, processor in enumerate(inner):
+            _check_component(f"post_processor.processors[{k}]", processor, allowed, refuse)
+        return
+    _check_component("post_processor", node, allowed, refuse)
 
 
 def _check_component(key: str, node: object, allowed: tuple[str, ...], refuse: Refuse) -> None:

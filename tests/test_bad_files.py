@@ -892,8 +892,8 @@ def test_whole_list_checks_decide_as_one_by_one(doc):
     """The HF reader checks the merges with whole-list passes and, when one fails, goes
     through them one by one to name the first at fault: both ways accept the same files."""
     vocab, raw = doc["model"]["vocab"], doc["model"]["merges"]
-    at_once = hf._merges_at_once(raw, vocab)
-    assert (at_once is not None) == passes(hf._refuse_first_bad_merge, raw, vocab)
+    at_once = hf.merges_at_once(raw, vocab)
+    assert (at_once is not None) == passes(hf.refuse_first_bad_merge, raw, vocab)
     if at_once is None:
         return
     merges, parts, results = at_once
@@ -905,6 +905,6 @@ def test_whole_list_checks_decide_as_one_by_one(doc):
     assert bpe.texts == sorted(vocab, key=vocab.__getitem__)
     assert bpe.tokens == [datagym.to_bytes(t) for t in bpe.texts]
     parents = Tokenizer(bpe.tokens, "gpt2").merge_parents()
-    agree = hf._merges_agree(bpe, parents)
-    assert agree == passes(hf._refuse_first_disagreement, bpe, parents)
+    agree = hf.merges_agree(bpe, parents)
+    assert agree == passes(hf.refuse_first_disagreement, bpe, parents)
     event(f"accepted: {agree}")

@@ -326,21 +326,21 @@ def check_merges(bpe: BpeFile, parents: list[tuple[int, int] | None], source: st
     checks the rest). ``parents[i]`` is token ``i``'s parents under tiktoken's rule, None when
     the rule never makes it (``merge_parents`` of the core).
 
-    The conditions are checked with whole-list passes (:func:`_merges_agree`: Llama 3 lists
+    The conditions are checked with whole-list passes (:func:`merges_agree`: Llama 3 lists
     280,147 merges); when one fails, the merges and tokens are gone through one by one to name
     the first at fault.
     """
-    if _merges_agree(bpe, parents):
+    if merges_agree(bpe, parents):
         return
 
     def refuse(problem: str) -> VocabFileError:
         return VocabFileError(source, None, problem)
 
-    _refuse_first_disagreement(bpe, parents, refuse)
+    refuse_first_disagreement(bpe, parents, refuse)
     raise AssertionError("the merges failed the whole-list checks but none one by one")
 
 
-def _merges_agree(bpe: BpeFile, parents: list[tuple[int, int] | None]) -> bool:
+def merges_agree(bpe: BpeFile, parents: list[tuple[int, int] | None]) -> bool:
     """Whether :func:`check_merges` accepts the file: each merge's parts are ordinary tokens,
     each token the rule makes by merging has the merge of its parents listed, and with
     ``ignore_merges`` false every token of two or more bytes is one the rule makes."""
@@ -358,7 +358,7 @@ def _merges_agree(bpe: BpeFile, parents: list[tuple[int, int] | None]) -> bool:
     return bpe.ignore_merges or parents.count(None) == 256
 
 
-def _refuse_first_disagreement(
+def refuse_first_disagreement(
     bpe: BpeFile, parents: list[tuple[int, int] | None], refuse: Refuse
 ) -> None:
     """Raise for the first merge with a part that is no ordinary token, else the first token
@@ -680,19 +680,19 @@ def _merges(raw: object, ordinary: dict[str, int], refuse: Refuse) -> ParsedMerg
     ids they make, which must be ordinary tokens' and never decrease along the list. (Whether
     the parts are tokens, :func:`check_merges` sees.)
 
-    A file's merges are checked with whole-list passes (:func:`_merges_at_once`); when one
+    A file's merges are checked with whole-list passes (:func:`merges_at_once`); when one
     fails, the merges are gone through one by one to name the first at fault.
     """
     if not isinstance(raw, list):
         raise refuse(f"model.merges must be a list, not {kind(raw)}")
-    found = _merges_at_once(raw, ordinary)
+    found = merges_at_once(raw, ordinary)
     if found is not None:
         return found
-    _refuse_first_bad_merge(raw, ordinary, refuse)
+    refuse_first_bad_merge(raw, ordinary, refuse)
     raise AssertionError("a merge failed the whole-list checks but none one by one")
 
 
-def _merges_at_once(raw: list[Any], ordinary: dict[str, int]) -> ParsedMerges | None:
+def merges_at_once(raw: list[Any], ordinary: dict[str, int]) -> ParsedMerges | None:
     """What :func:`_merges` returns, from whole-list passes; None when a merge is at fault."""
     if not raw:
         return [], [], []
@@ -732,7 +732,7 @@ def _merge_strings(raw: list[Any]) -> list[str] | None:
     return [m if type(m) is str else " ".join(m) for m in raw]
 
 
-def _refuse_first_bad_merge(raw: list[Any], ordinary: dict[str, int], refuse: Refuse) -> None:
+def refuse_first_bad_merge(raw: list[Any], ordinary: dict[str, int], refuse: Refuse) -> None:
     """Raise for the first merge that is not two strings making an ordinary token, or that
     makes a lower id than the merge before it."""
     last = -1

@@ -459,7 +459,6 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], Any], str, str | None]] = [
         "has single_word true",
         f"a{EOT}",
     ),
-    ("not special", set_in("added_tokens", 0, "special", value=False), "special false", None),
     (
         "normalized mixed",
         lambda d: add_second_special(d, normalized=True),
@@ -700,6 +699,8 @@ ACCEPTED: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     # Every character is matched, so nothing is removed (DBRX's, OLMo 2's files).
     "inverted-removed": ("cl100k", inverted("Removed")),
     "no-op-sequences": ("cl100k", no_op_sequences),
+    # HF matches an added token in all text whether special or not (OLMo 2's, GLM-4.5's).
+    "not-special": ("o200k", set_in("added_tokens", 0, "special", value=False)),
 }
 
 

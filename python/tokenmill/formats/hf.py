@@ -29,8 +29,10 @@ only when HF is asked to add special tokens; tokenmill never adds them):
 - ``normalizer`` null or an empty ``Sequence``; ``truncation`` and ``padding`` null;
   ``decoder`` null or ``ByteLevel``; ``post_processor`` null, ``ByteLevel``,
   ``TemplateProcessing`` or a ``Sequence`` of them;
-- ``added_tokens``: ``special`` true (tokenmill treats each added token as a special token,
-  HF matches a non-special one in all text), ``lstrip``, ``rstrip`` and ``single_word`` false;
+- ``added_tokens``: special or not (HF matches both kinds in all text before it splits it, as
+  tokenmill matches its special tokens when they are allowed: ``special`` false changes only
+  what HF's ``decode(skip_special_tokens=True)`` drops), ``lstrip``, ``rstrip`` and
+  ``single_word`` false;
   ``normalized`` either way (there is no normalizer) but the same for all (HF matches the
   unnormalized ones first); each at the id HF gives it: its id in the model's vocab, else the
   next id past the vocab; one in the vocab spelled as its own text (else HF's model gives its
@@ -481,11 +483,6 @@ def _added_tokens(raw: object, vocab: dict[str, int], refuse: Refuse) -> dict[st
                 raise refuse(
                     f'{where}: "{flag}" must be true or false, not {kind(entry.get(flag))}'
                 )
-        if not entry["special"]:
-            raise refuse(
-                f"added token {content!r} has special false: HF matches a non-special added "
-                "token in all text, tokenmill treats every added token as a special token"
-            )
         for flag in ("single_word", "lstrip", "rstrip"):
             if entry[flag]:
                 raise refuse(

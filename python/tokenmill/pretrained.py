@@ -36,6 +36,7 @@ from tokenmill.errors import (
     InvalidArgumentError,
     MissingPatternError,
     UnknownTokenizerError,
+    UnsupportedFormatError,
     VocabFileError,
     WrongTypeError,
 )
@@ -266,6 +267,16 @@ def build(
     >>> build(vocab, special_tokens={"<|end|>": 257}).special_tokens
     {'<|end|>': 257}
     """
+    if vocab.first_ordinary_id:
+        first = vocab.first_ordinary_id
+        raise UnsupportedFormatError(
+            f"{vocab.source}: its {first} special tokens have the ids 0..{first - 1} and its "
+            f"ordinary tokens the ids from {first} on (Mistral's Tekken layout); tokenmill "
+            "numbers the ordinary tokens from 0 and the special tokens after them, so it cannot "
+            "give these ids. tokenmill.compat.tiktoken's Encoding gives them, built from "
+            "vocab = tokenmill.formats.read(path) as tokenmill.formats.tekken shows; for token "
+            "counts, tokenmill.Tokenizer(vocab.tokens, vocab.pattern) is quicker"
+        )
     use_pattern = pattern or vocab.pattern
     if use_pattern is None:
         raise MissingPatternError(vocab.source)

@@ -9,19 +9,22 @@ format         files                                           holds
 ``hf``         ``tokenizer.json`` (any ``*.json``)             everything HF runs as tokenmill
 ``tiktoken``   ``*.tiktoken``, ``*.tiktoken.gz``               the ranks; pattern given at load
 ``gpt2``       a folder: ``encoder.json`` + ``vocab.bpe``      tokenizers with GPT-2's pattern
+``tekken``     Mistral's ``tekken.json`` (read, not written)   ranks, pattern, special tokens
 =============  ==============================================  ================================
 
 Each format's module (:mod:`~tokenmill.formats.native`, :mod:`~tokenmill.formats.hf`,
-:mod:`~tokenmill.formats.rankfile`, :mod:`~tokenmill.formats.datagym`) reads its files into a
+:mod:`~tokenmill.formats.rankfile`, :mod:`~tokenmill.formats.datagym`,
+:mod:`~tokenmill.formats.tekken`) reads its files into a
 :class:`~tokenmill.formats.loading.Vocabulary`, from which ``tokenmill.load`` builds the
 tokenizer, and writes a tokenizer, refusing (:class:`~tokenmill.UnsupportedFormatError`, naming
 what to use instead) one whose files would load back as another tokenizer.
 
 **Reading** (:func:`read`, :func:`detect`) goes by what a file holds, gzipped or not: lines of
 ``<base64 token> <rank>`` are a rank file, a first line ``#version`` is GPT-2's ``vocab.bpe``;
-a JSON object is tokenmill's when its ``"format"`` is ``"tokenmill"``, HF's when it has a
-``"model"``, GPT-2's ``encoder.json`` when it maps tokens to ids. A folder holds GPT-2's two
-files or a ``tokenizer.json``. Only when the content shows none of these does the name decide
+a JSON object is tokenmill's when its ``"format"`` is ``"tokenmill"``, Tekken's when it has a
+``"config"`` with a ``"pattern"`` and a ``"vocab"`` list, HF's when it has a ``"model"``,
+GPT-2's ``encoder.json`` when it maps tokens to ids. A folder holds GPT-2's two files or a
+``tokenizer.json``. Only when the content shows none of these does the name decide
 (``*.tiktoken``, ``*.tokenmill``, ``encoder.json``, ``vocab.bpe``, other ``*.json`` as HF's),
 so that a damaged file gets its own format's error.
 
@@ -58,7 +61,7 @@ from tokenmill.errors import (
     UnsupportedFormatError,
     VocabFileError,
 )
-from tokenmill.formats import datagym, hf, loading, native, rankfile
+from tokenmill.formats import datagym, hf, loading, native, rankfile, tekken
 from tokenmill.formats.loading import Vocabulary
 
 if TYPE_CHECKING:
@@ -157,6 +160,8 @@ def read(path: str | os.PathLike[str], *, sha256: str | None = None) -> Vocabula
         return rankfile.vocabulary(found.data, str(found.path))
     if found.format == "hf":
         return hf.vocabulary(found.doc, str(found.path), p.stem)
+    if found.format == "tekken":
+        return tekken.vocabulary(found.doc, str(found.path))
     return native.vocabulary(found.doc, str(found.path))
 
 
@@ -206,8 +211,8 @@ def _found(path: Path, sha256: str | None = None) -> _Found:
         source,
         None,
         f"not a tokenizer file tokenmill reads ({start}): tokenmill reads tiktoken's rank files "
-        "(lines '<base64 token> <rank>'), HF's tokenizer.json, GPT-2's encoder.json + "
-        "vocab.bpe, and its own *.tokenmill",
+        "(lines '<base64 token> <rank>'), HF's tokenizer.json, Mistral's tekken.json, GPT-2's "
+        "encoder.json + vocab.bpe, and its own *.tokenmill",
     )
 
 
@@ -219,6 +224,8 @@ def _json_format(path: Path, name: str, data: bytes, doc: Any) -> _Found:
         )
     if native.is_native(doc):
         return _Found("tokenmill", path, data, doc)
+    if tekken.is_tekken(doc):
+        return _Found("tekken", path, data, doc)
     if hf.is_hf(doc):
         return _Found("hf", path, data, doc)
     if datagym.is_encoder(doc):
@@ -235,8 +242,8 @@ def _json_format(path: Path, name: str, data: bytes, doc: Any) -> _Found:
         str(path),
         None,
         f"a JSON {loading.kind(doc).split()[-1]} of no tokenizer format tokenmill reads: "
-        'expected tokenmill\'s ("format": "tokenmill"), HF\'s tokenizer.json (with a "model") '
-        "or GPT-2's encoder.json (token -> id)",
+        'expected tokenmill\'s ("format": "tokenmill"), HF\'s tokenizer.json (with a "model"), '
+        'Mistral\'s tekken.json (a "config" and a "vocab") or GPT-2\'s encoder.json (token -> id)',
     )
 
 

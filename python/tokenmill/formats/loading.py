@@ -48,6 +48,9 @@ class Vocabulary:
     # per token (docs/performance.md).
     rank_data: bytes | None = None
     merges: list[tuple[int, int, int | None]] | None = None  # (left, right, count), if held
+    # The id of the ordinary token of rank 0: a Tekken file puts its special tokens first.
+    # tokenmill's core numbers ordinary tokens from 0, so a tokenizer is built only when it is 0.
+    first_ordinary_id: int = 0
     # A check of the built tokenizer's merge parents (``Tokenizer.merge_parents``) that the
     # file's ids depend on (HF's merge list); raises VocabFileError.
     check_parents: Callable[[list[tuple[int, int] | None]], None] | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import hashlib
 import importlib.util
 import json
 from collections.abc import Callable
@@ -909,3 +910,91 @@ def test_whole_list_checks_decide_as_one_by_one(doc):
     agree = hf.merges_agree(bpe, parents)
     assert agree == passes(hf.refuse_first_disagreement, bpe, parents)
     event(f"accepted: {agree}")
+
+
+# --- rank files with gaps ------------------------------------------------------------------
+
+P50K_URL = "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken"
+P50K_SHA256 = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
+
+
+def gapped_rank_file(path: Path) -> Path:
+    """Ranks 0..255 (the bytes), a gap at 256, then b"ab" at 257: p50k_base's shape."""
+    path.write_bytes(rankfile.dump_ranks(BYTES) + b"YWI= 257\n")
+    return path
+
+
+def test_a_gap_a_special_token_fills_is_refused_saying_so(tmp_path):
+    # tiktoken takes the file with <|endoftext|> at 256; tokenmill's core numbers the
+    # ordinary tokens 0..n-1 and cannot give the token after the gap its id, 257.
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    path = gapped_rank_file(tmp_path / "gap.tiktoken")
+    ranks = load_tiktoken_bpe(str(path))
+    theirs = tiktoken.Encoding(
+        "gap", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={EOT: 256}
+    )
+    assert theirs.encode(f"ab{EOT}", allowed_special="all") == [257, 256]
+    err = load_error(path, pattern=r"\S+|\s+", special_tokens={EOT: 256})
+    assert err.line == 257  # the line after the gap
+    assert err.problem.startswith(f"rank 256 is missing, the id of the special token {EOT!r}")
+    assert "tokenmill.compat.tiktoken.Encoding" in err.problem
+    # What the message offers gives tiktoken's ids.
+    from tokenmill.compat import tiktoken as tk
+
+    ours = tk.Encoding("gap", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={EOT: 256})
+    assert ours.encode(f"ab{EOT}", allowed_special="all") == [257, 256]
+
+
+def test_a_gap_no_special_token_fills_is_refused_saying_so(tmp_path):
+    path = gapped_rank_file(tmp_path / "gap.tiktoken")
+    for specials in (None, {EOT: 258}):
+        err = load_error(path, pattern="gpt2", special_tokens=specials)
+        assert err.problem.startswith("rank 256 is missing and no special token given has id 256")
+    (tmp_path / "far.tiktoken").write_bytes(rankfile.dump_ranks(BYTES) + b"YWI= 100000\n")
+    err = load_error(tmp_path / "far.tiktoken", pattern="gpt2", special_tokens={EOT: 256})
+    assert "this line has rank 100000" in err.problem  # a stray rank, not a gap to fill
+
+
+def test_openais_p50k_base_is_refused_saying_why(tmp_path, monkeypatch):
+    # OpenAI's own p50k_base.tiktoken has ranks 0..50280 without 50256, <|endoftext|>'s id.
+    from tokenmill.pretrained import cache_dir, tiktoken_cache_dirs
+
+    key = hashlib.sha1(P50K_URL.encode()).hexdigest()
+    found = [d / key for d in [cache_dir(), *tiktoken_cache_dirs()] if (d / key).is_file()]
+    data = next(
+        (
+            p.read_bytes()
+            for p in found
+            if hashlib.sha256(p.read_bytes()).hexdigest() == P50K_SHA256
+        ),
+        None,
+    )
+    if data is None:
+        pytest.skip("p50k_base.tiktoken is not in tokenmill's or tiktoken's cache")
+    path = tmp_path / "p50k_base.tiktoken"
+    path.write_bytes(data)
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    from tokenmill.compat import tiktoken as tk
+
+    kwargs = {"pat_str": tokenmill.load("gpt2").pattern, "special_tokens": {EOT: 50256}}
+    ranks = load_tiktoken_bpe(str(path))
+    theirs = tiktoken.Encoding("p50k", mergeable_ranks=ranks, **kwargs)
+    text = bundled_corpus("holmes")[:200_000] + "      x" + EOT
+    assert tk.Encoding("p50k", mergeable_ranks=ranks, **kwargs).encode(
+        text, allowed_special="all"
+    ) == theirs.encode(text, allowed_special="all")
+    for call in (
+        lambda: tokenmill.load(path),  # known by its sha256: OpenAI's pattern and specials
+        lambda: tokenmill.load(path, pattern="gpt2", special_tokens={EOT: 50256}),
+        lambda: tokenmill.load("p50k_base"),
+    ):
+        with pytest.raises(tokenmill.VocabFileError) as err:
+            call()
+        assert err.value.line == 50257
+        assert err.value.problem.startswith(
+            f"rank 50256 is missing, the id of the special token {EOT!r}"
+        )

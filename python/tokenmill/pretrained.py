@@ -292,9 +292,12 @@ def build(
         if vocab.rank_data is not None:
             need_pattern(use_pattern)
             need_special_names(specials)
-            core = _core.CoreTokenizer.from_rank_file(
-                vocab.rank_data, use_pattern, list(specials.items())
-            )
+            try:
+                core = _core.CoreTokenizer.from_rank_file(
+                    vocab.rank_data, use_pattern, list(specials.items())
+                )
+            except VocabFileError as e:
+                raise rankfile.gap_error(vocab.rank_data, specials, e) from None
             tok = Tokenizer.from_core(core, name=tok_name, merges=merges, pickle_as=pickle_as)
         else:
             tok = Tokenizer(vocab.tokens or [], use_pattern, specials, name=tok_name, merges=merges)

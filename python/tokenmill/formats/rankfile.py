@@ -4,7 +4,15 @@ per token.
 A rank file holds the ranks alone. The split pattern is given when it is loaded
 (``tokenmill.load(path, pattern=...)``, ``tiktoken.Encoding(pat_str=...)``), and a load
 without one says so; OpenAI's own files are recognised by their sha256 and get their pattern
-and special tokens from :mod:`tokenmill.formats.openai`. Special tokens would be lost without
+and special tokens from :mod:`tokenmill.formats.openai`.
+
+The ranks run ``0..n-1`` without gaps. tiktoken also takes a gap that a special token's id
+fills (OpenAI's own ``p50k_base`` has ``<|endoftext|>`` at 50256, between its ranks), but
+tokenmill's core numbers the ordinary tokens ``0..n-1`` with the special tokens after them,
+so such a file is refused with an error naming the special token in the gap
+(:func:`gap_error`); ``tokenmill.compat.tiktoken``'s ``Encoding`` gives tiktoken's ids for it.
+
+Special tokens would be lost without
 a word, so :func:`write` refuses a tokenizer that has any, unless its ranks are an OpenAI
 vocabulary's that load back with the same ones.
 
@@ -98,6 +106,53 @@ def vocabulary(data: bytes, source: str) -> Vocabulary:
         special_tokens=dict(kept.special_tokens) if kept else {},
         rank_data=data,
     )
+
+
+def gap_error(data: bytes, special_tokens: dict[str, int], error: VocabFileError) -> VocabFileError:
+    """The core's error for a gap in the ranks of ``data``, saying which special tokens given
+    have the missing ids: tiktoken lets a special token fill a gap (OpenAI's ``p50k_base`` has
+    ``<|endoftext|>`` at 50256 between its ranks), tokenmill's core numbers ordinary tokens
+    ``0..n-1`` without gaps. Any other error is returned as it is. The ranks are read here
+    again, in Python, only on this path of failure.
+
+    >>> err = VocabFileError("x.tiktoken", 2, "rank 1 is missing: ranks must be 0..2 without gaps")
+    >>> print(gap_error(b"YQ== 0\\nYw== 2\\n", {"<|end|>": 1}, err).problem)  # doctest: +ELLIPSIS
+    rank 1 is missing, the id of the special token '<|end|>': tiktoken lets a special...
+    """
+    if "is missing" not in error.problem:
+        return error
+    ranks = set()
+    for line in data.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[1].isdigit():
+            ranks.add(int(fields[1]))
+    if not ranks or max(ranks) >= 2 * len(ranks):
+        return error  # a stray rank far past the others, not a gap a special token fills
+    gaps = [r for r in range(max(ranks)) if r not in ranks]
+    by_id = {i: name for name, i in special_tokens.items()}
+    unfilled = [r for r in gaps if r not in by_id]
+    if unfilled:
+        r = unfilled[0]
+        problem = (
+            f"rank {r} is missing and no special token given has id {r}: the ranks must run "
+            f"0..{max(ranks)} without gaps (tiktoken lets a special token's id fill a gap, "
+            "which tokenmill's core does not)"
+        )
+        return VocabFileError(error.path, error.line, problem)
+    shown = ", ".join(f"{by_id[r]!r}" for r in gaps[:3]) + (" ..." if len(gaps) > 3 else "")
+    what = (
+        f"rank {gaps[0]} is missing, the id of the special token {shown}"
+        if len(gaps) == 1
+        else f"{len(gaps)} ranks from {gaps[0]} to {gaps[-1]} are missing, the ids of the "
+        f"special tokens {shown}"
+    )
+    problem = (
+        f"{what}: tiktoken lets a special token fill a gap in the ranks, but tokenmill's core "
+        "numbers the ordinary tokens 0..n-1 without gaps and cannot give these ids; "
+        "tokenmill.compat.tiktoken.Encoding(name, pat_str=..., mergeable_ranks="
+        "load_tiktoken_bpe(path), special_tokens=...) gives tiktoken's ids"
+    )
+    return VocabFileError(error.path, error.line, problem)
 
 
 def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:

@@ -998,3 +998,44 @@ def test_openais_p50k_base_is_refused_saying_why(tmp_path, monkeypatch):
         assert err.value.problem.startswith(
             f"rank 50256 is missing, the id of the special token {EOT!r}"
         )
+
+
+# --- rank files with an empty token --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("last", "hint"), [(True, True), (False, False)])
+def test_an_empty_token_is_refused_saying_what_tiktoken_does(tmp_path, last, hint):
+    # Whisper's multilingual.tiktoken ends with "= 50256", base64 of nothing: tiktoken takes it,
+    # never gives it for any text, and decodes it as b"".
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    empty, after = (b"= 257\n", b"") if last else (b"= 256\n", b"YWI= 257\n")
+    path = tmp_path / "empty.tiktoken"
+    path.write_bytes(rankfile.dump_ranks([*BYTES, b"ab"][: 257 if last else 256]) + empty + after)
+    ranks = load_tiktoken_bpe(str(path))
+    theirs = tiktoken.Encoding("e", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    assert theirs.decode_single_token_bytes(ranks[b""]) == b""
+    err = load_error(path, pattern=r"\S+|\s+")
+    assert err.line == (258 if last else 257)
+    assert err.problem.startswith(f"the token of rank {ranks[b'']} is empty ('=')")
+    assert ("Without this line the file loads with the same ids" in err.problem) == hint
+    if last:
+        # The hint holds: without the line, every text gets tiktoken's ids.
+        path.write_bytes(rankfile.dump_ranks([*BYTES, b"ab"]))
+        text = bundled_corpus("holmes")[:20_000] + " ab abab"
+        ours = tokenmill.load(path, pattern=r"\S+|\s+")
+        assert ours.encode(text) == theirs.encode(text)
+
+
+def test_whispers_multilingual_file_is_refused_saying_why(tmp_path):
+    spec = importlib.util.find_spec("whisper")
+    if spec is None or spec.origin is None:
+        pytest.skip("openai-whisper is not installed")
+    path = Path(spec.origin).parent / "assets" / "multilingual.tiktoken"
+    if not path.is_file():
+        pytest.skip("openai-whisper has no assets/multilingual.tiktoken")
+    err = load_error(path, pattern="gpt2")
+    assert err.line == 50257
+    assert err.problem.startswith("the token of rank 50256 is empty ('=')")
+    assert "Without this line" in err.problem

@@ -297,7 +297,7 @@ def build(
                     vocab.rank_data, use_pattern, list(specials.items())
                 )
             except VocabFileError as e:
-                raise rankfile.gap_error(vocab.rank_data, specials, e) from None
+                raise rankfile.explained(e, vocab.rank_data, specials) from None
             tok = Tokenizer.from_core(core, name=tok_name, merges=merges, pickle_as=pickle_as)
         else:
             tok = Tokenizer(vocab.tokens or [], use_pattern, specials, name=tok_name, merges=merges)

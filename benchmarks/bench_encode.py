@@ -313,6 +313,49 @@ def patho_reference(encoding: str, text: str) -> str:
 # --- the benchmark --------------------------------------------------------------------------
 
 
+def time_passes(
+    pooled: dict[tuple[str, str, int], dict[str, str]],
+    corpus: str,
+    path: Path,
+    source: str,
+    passes: int,
+    rounds_each: int,
+    timeout: float,
+    args: argparse.Namespace,
+    cells: dict[tuple[str, str, str], Cell],
+) -> None:
+    """Time every (peer, threads) of ``pooled`` on ``corpus`` (its text in ``path``) in fresh
+    processes, the peers taking turns ``passes`` times over, each for ``source`` (an encoding's
+    name, or a file's description as JSON); keep each cell's best time in ``cells``, and a
+    failure in any pass. ``pooled`` holds the digests each mode's ids must have."""
+    for _ in range(passes):
+        for (name, c, threads), want_d in pooled.items():
+            if c != corpus:
+                continue
+            var = ep.THREADS_VAR.get(name)
+            env = {var: str(threads)} if var else None
+            # One more round than timed: the first fills the caches.
+            res = run_worker(
+                name,
+                source,
+                path,
+                list(want_d),
+                rounds_each + 1,
+                args.budget * len(want_d),
+                timeout,
+                doc_chars=args.doc_chars,
+                env=env,
+            )
+            for mode, cell in res.items():
+                if cell.status == "ok" and cell.detail != want_d[mode]:
+                    cell.status = "differ"
+                kept = cells.get((name, corpus, mode))
+                if kept is None or (kept.status == "ok" and cell.seconds < kept.seconds):
+                    cells[name, corpus, mode] = cell
+                elif cell.status != "ok":  # a failure in any pass stays
+                    cells[name, corpus, mode] = cell
+
+
 def fmt_cell(cell: Cell | None, mb: float, base: float | None, single: bool) -> str:
     if cell is None:
         return "-"
@@ -397,32 +440,17 @@ def bench_encoding(
         for corpus in dict.fromkeys(c for _, c, _ in pooled):
             path = Path(tmp) / "input.txt"
             path.write_text(texts[corpus], encoding="utf-8")
-            for _ in range(passes):
-                for (name, c, threads), want_d in pooled.items():
-                    if c != corpus:
-                        continue
-                    var = ep.THREADS_VAR.get(name)
-                    env = {var: str(threads)} if var else None
-                    # One more round than timed: the first fills the caches.
-                    res = run_worker(
-                        name,
-                        encoding,
-                        path,
-                        list(want_d),
-                        rounds_each + 1,
-                        args.budget * len(want_d),
-                        args.patho_timeout * 6,
-                        doc_chars=args.doc_chars,
-                        env=env,
-                    )
-                    for mode, cell in res.items():
-                        if cell.status == "ok" and cell.detail != want_d[mode]:
-                            cell.status = "differ"
-                        kept = cells.get((name, corpus, mode))
-                        if kept is None or (kept.status == "ok" and cell.seconds < kept.seconds):
-                            cells[name, corpus, mode] = cell
-                        elif cell.status != "ok":  # a failure in any pass stays
-                            cells[name, corpus, mode] = cell
+            time_passes(
+                pooled,
+                corpus,
+                path,
+                encoding,
+                passes,
+                rounds_each,
+                args.patho_timeout * 6,
+                args,
+                cells,
+            )
             log(f"  {encoding}: timed {corpus}")
         for (name, corpus, mode), cell in cells.items():
             if mode in WARM_MODES and cell.status not in ("ok", "differ"):

@@ -1,8 +1,9 @@
-"""The encoders ``bench_encode.py`` measures: one small adapter per peer.
+"""The encoders ``bench_encode.py`` and ``bench_open_models.py`` measure: an adapter per peer.
 
-Each adapter builds a peer for one of tokenmill's bundled encodings (``gpt2``, ``cl100k_base``,
-``o200k_base``) without the network, from tokenmill's own bundled rank files, and exposes the
-same calls:
+Each adapter builds a peer without the network, for one of tokenmill's bundled encodings
+(``gpt2``, ``cl100k_base``, ``o200k_base``, from tokenmill's own bundled rank files) or for a
+tokenizer file (a ``Source``: a tiktoken rank file with its split pattern, or a HF
+``tokenizer.json``), and exposes the same calls:
 
 - ``encode(text) -> list[int]``: one document, tiktoken's output form;
 - ``encode_numpy(text) -> np.ndarray``: one document as an array, where the peer has such a form;
@@ -20,6 +21,13 @@ tiktoken pins by sha256, and tiktoken checks them again). tiktoken's ``gpt2`` is
 ``.tiktoken`` files get the same decompressed files; peers that read HF ``tokenizer.json`` get
 tokenmill's export (``tokenmill.formats.hf``), whose ids are verified against tiktoken's like
 every other peer's before anything is timed.
+
+A ``Source`` is read the same way: tiktoken and the peers that read rank files get the file
+with its pattern (gigatoken only through ``tokenizer.json``: its ``from_tiktoken`` takes a
+named pretokenizer scheme, not a regex); the peers that read ``tokenizer.json`` get the file
+itself or, for a rank file, tokenmill's export of it. tiktoken cannot read a ``tokenizer.json``.
+Where ``encoding`` is asked for below, a ``Source`` (or its JSON form, which the benchmarks'
+worker processes receive) will do as well as a bundled encoding's name.
 """
 
 from __future__ import annotations
@@ -28,12 +36,13 @@ import atexit
 import functools
 import gzip
 import hashlib
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -71,6 +80,51 @@ class Unavailable(Exception):
     """The peer cannot be measured here (not installed, no offline setup, no such encoding)."""
 
 
+@dataclass(frozen=True)
+class Source:
+    """A tokenizer file to build the peers from: a tiktoken rank file (``pattern`` set: its
+    split regex, which the file does not carry, and its ``special_tokens``) or a HF
+    ``tokenizer.json`` (``pattern`` None). ``hf_json`` is a ``tokenizer.json`` of the same
+    tokenizer for the peers that read only that format: the file itself for a
+    ``tokenizer.json``; for a rank file, tokenmill's export, made here on first use unless the
+    caller made it once for all its worker processes (``with_hf_json``)."""
+
+    name: str
+    path: str
+    pattern: str | None = None
+    special_tokens: tuple[tuple[str, int], ...] = ()
+    hf_json: str | None = None
+
+    @property
+    def is_rank_file(self) -> bool:
+        return self.pattern is not None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Source:
+        fields = json.loads(text)
+        fields["special_tokens"] = tuple(tuple(t) for t in fields["special_tokens"])
+        return cls(**fields)
+
+    def with_hf_json(self) -> Source:
+        """The same source with its ``tokenizer.json`` made now (in this process's
+        ``workdir()``), for worker processes to read instead of exporting it each."""
+        return Source(**{**asdict(self), "hf_json": str(hf_json(self))})
+
+
+# A bundled encoding's name ("gpt2", ...), a Source, or a Source's JSON (``Source.to_json``).
+Encoding = str | Source
+
+
+def as_source(encoding: Encoding) -> str | Source:
+    """``encoding`` as a bundled encoding's name or a ``Source`` (decoding a Source's JSON)."""
+    if isinstance(encoding, str) and encoding.startswith("{"):
+        return Source.from_json(encoding)
+    return encoding
+
+
 @dataclass
 class Peer:
     name: str
@@ -98,25 +152,72 @@ def workdir() -> Path:
     return folder
 
 
-def rank_file(encoding: str) -> Path:
-    return workdir() / f"{RANK_FILE[encoding]}.tiktoken"
+def rank_file(encoding: Encoding) -> Path:
+    src = as_source(encoding)
+    if isinstance(src, Source):
+        if not src.is_rank_file:
+            raise Unavailable("reads tiktoken rank files; this is a tokenizer.json")
+        return Path(src.path)
+    return workdir() / f"{RANK_FILE[src]}.tiktoken"
+
+
+def load_tokenmill(encoding: Encoding) -> tokenmill.Tokenizer:
+    """tokenmill's tokenizer for a bundled encoding, or for a source file (with its pattern and
+    special tokens if it is a rank file)."""
+    src = as_source(encoding)
+    if not isinstance(src, Source):
+        return tokenmill.load(src)
+    if src.is_rank_file:
+        return tokenmill.load(
+            src.path, pattern=src.pattern, special_tokens=dict(src.special_tokens)
+        )
+    return tokenmill.load(src.path)
 
 
 @functools.cache
-def hf_json(encoding: str) -> Path:
-    """tokenmill's HF ``tokenizer.json`` export of the encoding, written once."""
+def _hf_json(src: str | Source) -> Path:
+    if isinstance(src, Source) and src.hf_json is not None:
+        return Path(src.hf_json)
+    if isinstance(src, Source) and not src.is_rank_file:
+        return Path(src.path)
     from tokenmill.formats import hf
 
-    path = workdir() / f"{encoding}.tokenizer.json"
-    path.write_text(hf.to_json(tokenmill.load(encoding)), encoding="utf-8")
+    name = src.name if isinstance(src, Source) else src
+    path = workdir() / f"{name}.tokenizer.json"
+    path.write_text(hf.to_json(load_tokenmill(src)), encoding="utf-8")
     return path
 
 
-def tiktoken_encoding(encoding: str):
+def hf_json(encoding: Encoding) -> Path:
+    """A HF ``tokenizer.json`` of the encoding: tokenmill's export, written once (for a source,
+    its ``hf_json``: the file itself if it is a ``tokenizer.json``)."""
+    return _hf_json(as_source(encoding))
+
+
+@functools.cache
+def _source_tiktoken(src: Source):
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    return tiktoken.Encoding(
+        src.name,
+        pat_str=src.pattern,
+        mergeable_ranks=load_tiktoken_bpe(src.path),
+        special_tokens=dict(src.special_tokens),
+    )
+
+
+def tiktoken_encoding(encoding: Encoding):
+    src = as_source(encoding)
+    if isinstance(src, Source):
+        _import("tiktoken")
+        if not src.is_rank_file:
+            raise Unavailable("tiktoken reads rank files only, not a tokenizer.json")
+        return _source_tiktoken(src)
     os.environ["TIKTOKEN_CACHE_DIR"] = str(workdir() / "tiktoken-cache")
     import tiktoken
 
-    return tiktoken.get_encoding(RANK_FILE[encoding])
+    return tiktoken.get_encoding(RANK_FILE[src])
 
 
 def _import(module: str):
@@ -140,8 +241,8 @@ def _flat(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 # --- adapters ------------------------------------------------------------------------------
 
 
-def build_tokenmill(encoding: str) -> Peer:
-    tok = tokenmill.load(encoding)
+def build_tokenmill(encoding: Encoding) -> Peer:
+    tok = load_tokenmill(encoding)
     return Peer(
         "tokenmill",
         encode=tok.encode_ordinary,
@@ -157,7 +258,7 @@ def build_tokenmill(encoding: str) -> Peer:
     )
 
 
-def build_tiktoken(encoding: str) -> Peer:
+def build_tiktoken(encoding: Encoding) -> Peer:
     _import("tiktoken")
     enc = tiktoken_encoding(encoding)
     return Peer(
@@ -168,22 +269,31 @@ def build_tiktoken(encoding: str) -> Peer:
     )
 
 
-def build_hf(encoding: str) -> Peer:
+def build_hf(encoding: Encoding) -> Peer:
     tokenizers = _import("tokenizers")
     tok = tokenizers.Tokenizer.from_file(str(hf_json(encoding)))
+    src = as_source(encoding)
+    own = isinstance(src, Source) and not src.is_rank_file
     fast = getattr(tok, "encode_batch_fast", tok.encode_batch)
     return Peer(
         "tokenizers",
         encode=lambda text: tok.encode(text, add_special_tokens=False).ids,
         # Its batch runs on rayon's global pool: RAYON_NUM_THREADS (bench_encode sets 2).
         batch=lambda docs: [e.ids for e in fast(docs, add_special_tokens=False)],
-        note="HF tokenizers, from tokenmill's tokenizer.json export",
+        note="HF tokenizers, from " + ("the file" if own else "tokenmill's tokenizer.json export"),
     )
 
 
-def build_gigatoken(encoding: str) -> Peer:
+def build_gigatoken(encoding: Encoding) -> Peer:
     gigatoken = _import("gigatoken")
-    tok = gigatoken.Tokenizer.from_tiktoken(str(rank_file(encoding)))
+    src = as_source(encoding)
+    if isinstance(src, Source):
+        # Its from_tiktoken takes a named pretokenizer scheme, not the file's regex.
+        tok = gigatoken.Tokenizer.from_json(hf_json(src).read_text(encoding="utf-8"))
+        how = "from the file" if not src.is_rank_file else "from tokenmill's tokenizer.json export"
+    else:
+        tok = gigatoken.Tokenizer.from_tiktoken(str(rank_file(encoding)))
+        how = "from the .tiktoken file"
     backend = tok.backend
 
     def batch_numpy(docs: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -197,16 +307,32 @@ def build_gigatoken(encoding: str) -> Peer:
         encode_numpy=backend.encode,
         batch=lambda docs: backend.encode_batch_list(docs, parallel=True),
         batch_numpy=batch_numpy,
-        note="from the .tiktoken file; batches on its rayon pool",
+        note=f"{how}; batches on its rayon pool",
     )
 
 
-def build_fastokens(encoding: str) -> Peer:
+def build_fastokens(encoding: Encoding) -> Peer:
     fastokens = _import("fastokens")
-    enc = tiktoken_encoding(encoding)
-    tok = fastokens.Tokenizer.from_tiktoken(
-        str(rank_file(encoding)), pattern=enc._pat_str, special_tokens=enc._special_tokens
-    )
+    src = as_source(encoding)
+    how = "threads: FASTOKENS_BPE_THREADS, for the process (THREADS_VAR)"
+    if not isinstance(src, Source):
+        enc = tiktoken_encoding(encoding)
+        tok = fastokens.Tokenizer.from_tiktoken(
+            str(rank_file(encoding)), pattern=enc._pat_str, special_tokens=enc._special_tokens
+        )
+    elif not src.is_rank_file:
+        tok = fastokens.Tokenizer.from_file(src.path)
+        how = f"from the file; {how}"
+    else:
+        try:
+            tok = fastokens.Tokenizer.from_tiktoken(
+                src.path, pattern=src.pattern, special_tokens=dict(src.special_tokens)
+            )
+            how = f"from the rank file; {how}"
+        except Exception as e:  # it reads the same vocabulary from tokenizer.json
+            tok = fastokens.Tokenizer.from_file(str(hf_json(src)))
+            why = f"{type(e).__name__}: {str(e)[:100]}"
+            how = f"from tokenmill's tokenizer.json export (from_tiktoken refused: {why}); {how}"
 
     def flat(docs: list[str]) -> tuple[np.ndarray, np.ndarray]:
         ids, offsets = tok.encode_batch_flat(docs)
@@ -219,13 +345,15 @@ def build_fastokens(encoding: str) -> Peer:
         threads_numpy=lambda text: flat([text])[0],  # it splits the text itself (THREADS_VAR)
         batch=lambda docs: [e.ids for e in tok.encode_batch(docs)],
         batch_numpy=flat,
-        note="threads: FASTOKENS_BPE_THREADS, for the process (THREADS_VAR)",
+        note=how,
     )
 
 
-def build_tokie(encoding: str) -> Peer:
+def build_tokie(encoding: Encoding) -> Peer:
     tokie = _import("tokie")
     tok = tokie.Tokenizer.from_json(str(hf_json(encoding)))
+    src = as_source(encoding)
+    own = isinstance(src, Source) and not src.is_rank_file
 
     def flat(docs: list[str]) -> tuple[np.ndarray, np.ndarray]:
         ids, lengths = tok.encode_batch_flat(docs, add_special_tokens=False)
@@ -239,11 +367,11 @@ def build_tokie(encoding: str) -> Peer:
         encode_numpy=lambda text: flat([text])[0],
         batch=lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)],
         batch_numpy=flat,
-        note="from tokenmill's tokenizer.json export",
+        note="from the file" if own else "from tokenmill's tokenizer.json export",
     )
 
 
-def build_riptoken(encoding: str) -> Peer:
+def build_riptoken(encoding: Encoding) -> Peer:
     riptoken = _import("riptoken")
     enc = tiktoken_encoding(encoding)
     core = riptoken.CoreBPE(enc._mergeable_ranks, enc._special_tokens, enc._pat_str)
@@ -254,10 +382,12 @@ def build_riptoken(encoding: str) -> Peer:
     )
 
 
-def build_bpe_openai(encoding: str) -> Peer:
+def build_bpe_openai(encoding: Encoding) -> Peer:
     _import("bpe_openai")
     from bpe_openai import _bindings
 
+    if isinstance(as_source(encoding), Source):
+        raise Unavailable("bpe-openai ships its own cl100k_base and o200k_base; it reads no files")
     if encoding == "gpt2":
         raise Unavailable("bpe-openai ships cl100k_base and o200k_base only")
     # The Rust tokenizer itself: the Python wrapper refuses inputs of 1M characters or more.
@@ -270,8 +400,10 @@ def build_bpe_openai(encoding: str) -> Peer:
     )
 
 
-def build_kitoken(encoding: str) -> Peer:
+def build_kitoken(encoding: Encoding) -> Peer:
     kitoken = _import("kitoken")
+    if isinstance(as_source(encoding), Source):
+        raise Unavailable("not set up for tokenizer files here (only the bundled encodings)")
     tok = kitoken.Kitoken.from_tiktoken_file(str(rank_file(encoding)))
 
     def batch(docs: list[str]) -> list[list[int]]:
@@ -287,7 +419,7 @@ def build_kitoken(encoding: str) -> Peer:
     )
 
 
-BUILDERS: dict[str, Callable[[str], Peer]] = {
+BUILDERS: dict[str, Callable[[Encoding], Peer]] = {
     "tokenmill": build_tokenmill,
     "tiktoken": build_tiktoken,
     "tokenizers": build_hf,
@@ -301,11 +433,14 @@ BUILDERS: dict[str, Callable[[str], Peer]] = {
 PEER_NAMES = tuple(BUILDERS)
 
 
-def build(name: str, encoding: str) -> Peer:
-    """The peer ``name`` set up for ``encoding``; ``Unavailable`` says why it cannot be."""
+def build(name: str, encoding: Encoding) -> Peer:
+    """The peer ``name`` set up for ``encoding`` (a bundled encoding's name, a ``Source`` or
+    its JSON); ``Unavailable`` says why it cannot be."""
     try:
-        return BUILDERS[name](encoding)
-    except Unavailable:
+        return BUILDERS[name](as_source(encoding))
+    except (Unavailable, KeyboardInterrupt, SystemExit):
         raise
-    except Exception as e:  # a peer that fails to set up is skipped, not fatal
+    # A peer that fails to set up is skipped, not fatal; a Rust panic in a peer's loader
+    # (pyo3's PanicException) is a BaseException.
+    except BaseException as e:
         raise Unavailable(f"setup failed: {type(e).__name__}: {e}") from None

@@ -49,6 +49,9 @@ OPEN_PATTERNS = {
     r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
     "qwen2": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
     r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    # Qwen 3.5's: Qwen2's with marks among the letters.
+    "qwen35": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"
+    r"| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
     "tekken": r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
     r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
     r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
@@ -103,6 +106,8 @@ EXAMPLES = [
     ("llama3", "  \n  ", ["  \n", "  "]),  # no \s++$: the run ends at its last \n
     ("llama3", "'ſ 12345", ["'ſ", " ", "123", "45"]),
     ("qwen2", "x 123'S", ["x", " ", "1", "2", "3", "'S"]),  # single digits
+    ("qwen35", "a\u0301b !\u0301", ["a\u0301b", " !", "\u0301"]),  # a mark is a letter
+    ("qwen35", " \u0301\u0301x", [" \u0301\u0301x"]),  # ... and may be the prefix too
     ("tekken", "don't 12", ["don", "'t", " ", "1", "2"]),  # no contractions
     ("tekken", "x'LL", ["x", "'LL"]),
 ]

@@ -1,7 +1,9 @@
 //! The cl100k scanner:
 //! `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+`
 //! `|\s++$|\s*[\r\n]|\s+(?!\S)|\s`, and its family's variants (`shapes`): `\p{N}` for
-//! `\p{N}{1,3}` (`SINGLE_DIGITS`), and without `\s++$` (`END_RUN` false).
+//! `\p{N}{1,3}` (`SINGLE_DIGITS`), without `\s++$` (`END_RUN` false), and with marks among the
+//! letters (`MARKS`: `[\p{L}\p{M}]+` letter runs and `[^\s\p{L}\p{M}\p{N}]` others, as
+//! Qwen 3.5's pattern has; a mark then starts or continues a letter run wherever it is).
 //!
 //! By the first character:
 //! - `'` followed by a contraction, case-insensitively (`'S`, `'ſ`, `'Ll`): the contraction.
@@ -21,16 +23,20 @@ use super::blocks::rules::{
 };
 use super::blocks::Masks;
 use super::classes::{
-    class_at, contraction_ci, letter_lanes, run, run_swar, spaces, CRLF, L, N, OTHER,
+    class_at, contraction_ci, letter_lanes, run, run_swar, spaces, CRLF, L, M, N, OTHER,
 };
 use super::scan::Scanner;
 
 /// The cl100k family's scanner ([`super::Shape::Cl100k`]): tiktoken's cl100k is
 /// `Cl100k<false, true>`.
-pub(super) struct Cl100k<const SINGLE_DIGITS: bool, const END_RUN: bool>;
+pub(super) struct Cl100k<const SINGLE_DIGITS: bool, const END_RUN: bool, const MARKS: bool>;
 
-impl<const SINGLE_DIGITS: bool, const END_RUN: bool> Scanner for Cl100k<SINGLE_DIGITS, END_RUN> {
-    const WIDE: bool = true;
+impl<const SINGLE_DIGITS: bool, const END_RUN: bool, const MARKS: bool> Scanner
+    for Cl100k<SINGLE_DIGITS, END_RUN, MARKS>
+{
+    /// With marks among the letters, the block masks (`blocks::wide`, marks as others) do not
+    /// fit: blocks then take ASCII only, and other text goes per character.
+    const WIDE: bool = !MARKS;
 
     /// A letter, or a prefix and a letter (`[^\r\n\p{L}\p{N}]?+\p{L}++`): the prefix is one
     /// character, other or whitespace but not a line end, and not `'` (which may start a
@@ -47,7 +53,7 @@ impl<const SINGLE_DIGITS: bool, const END_RUN: bool> Scanner for Cl100k<SINGLE_D
 
     #[inline(always)]
     fn next(b: &[u8], i: usize) -> usize {
-        next::<SINGLE_DIGITS, END_RUN>(b, i)
+        next::<SINGLE_DIGITS, END_RUN, MARKS>(b, i)
     }
 
     #[inline(always)]
@@ -103,15 +109,35 @@ fn block<const SINGLE_DIGITS: bool>(b: &[u8], i: usize, m: &Masks) -> u64 {
     )
 }
 
+/// End of the run of others from `i`: `[^\s\p{L}\p{N}]`, or with `MARKS`
+/// `[^\s\p{L}\p{M}\p{N}]`.
+#[inline(always)]
+fn others<const MARKS: bool>(b: &[u8], mut i: usize) -> usize {
+    if !MARKS {
+        return run(b, i, OTHER);
+    }
+    loop {
+        let (c, len) = class_at(b, i);
+        if c & OTHER == 0 || c & M != 0 {
+            return i;
+        }
+        i += len;
+    }
+}
+
 /// End of the chunk that starts at `i` (`i < b.len()`, a character boundary).
 #[inline(always)]
-fn next<const SINGLE_DIGITS: bool, const END_RUN: bool>(b: &[u8], i: usize) -> usize {
+fn next<const SINGLE_DIGITS: bool, const END_RUN: bool, const MARKS: bool>(
+    b: &[u8],
+    i: usize,
+) -> usize {
     // No test for a space and ASCII letters first, as gpt2 has: with the letter prefixes of
     // cl100k's rule it does not pay (docs/performance.md, 'Scanners').
+    let letters = if MARKS { L | M } else { L };
     let (c0, l0) = class_at(b, i);
     let j = i + l0;
-    if c0 & L != 0 {
-        return run_swar(b, j, L, letter_lanes);
+    if c0 & letters != 0 {
+        return run_swar(b, j, letters, letter_lanes);
     }
     if c0 & N != 0 {
         if SINGLE_DIGITS {
@@ -132,14 +158,15 @@ fn next<const SINGLE_DIGITS: bool, const END_RUN: bool>(b: &[u8], i: usize) -> u
             }
         }
         let (c1, l1) = class_at(b, j);
-        if c1 & L != 0 {
-            return run_swar(b, j + l1, L, letter_lanes);
+        if c1 & letters != 0 {
+            return run_swar(b, j + l1, letters, letter_lanes);
         }
+        // Not a mark: a mark is a letter here, or an other with `OTHER` as it is.
         if c0 & OTHER != 0 {
-            return run(b, run(b, j, OTHER), CRLF);
+            return run(b, others::<MARKS>(b, j), CRLF);
         }
         if c1 & OTHER != 0 && b.get(i) == Some(&b' ') {
-            return run(b, run(b, j + l1, OTHER), CRLF);
+            return run(b, others::<MARKS>(b, j + l1), CRLF);
         }
     }
     // Whitespace.

@@ -75,10 +75,7 @@ impl Named {
     pub fn shape(self) -> Shape {
         match self {
             Named::Gpt2 => Shape::Gpt2,
-            Named::Cl100k => Shape::Cl100k {
-                single_digits: false,
-                end_run: true,
-            },
+            Named::Cl100k => Shape::cl100k(false, true, false),
             Named::O200k => Shape::O200k {
                 single_digits: false,
                 contractions: true,
@@ -147,30 +144,66 @@ macro_rules! with_scanner {
             }
             Shape::Cl100k {
                 single_digits: false,
-                end_run: true,
+                end_run: false,
+                marks_are_letters: false,
             } => {
-                type $S = cl100k::Cl100k<false, true>;
+                type $S = cl100k::Cl100k<false, false, false>;
                 $body
             }
             Shape::Cl100k {
                 single_digits: false,
                 end_run: false,
+                marks_are_letters: true,
             } => {
-                type $S = cl100k::Cl100k<false, false>;
+                type $S = cl100k::Cl100k<false, false, true>;
                 $body
             }
             Shape::Cl100k {
-                single_digits: true,
+                single_digits: false,
                 end_run: true,
+                marks_are_letters: false,
             } => {
-                type $S = cl100k::Cl100k<true, true>;
+                type $S = cl100k::Cl100k<false, true, false>;
+                $body
+            }
+            Shape::Cl100k {
+                single_digits: false,
+                end_run: true,
+                marks_are_letters: true,
+            } => {
+                type $S = cl100k::Cl100k<false, true, true>;
                 $body
             }
             Shape::Cl100k {
                 single_digits: true,
                 end_run: false,
+                marks_are_letters: false,
             } => {
-                type $S = cl100k::Cl100k<true, false>;
+                type $S = cl100k::Cl100k<true, false, false>;
+                $body
+            }
+            Shape::Cl100k {
+                single_digits: true,
+                end_run: false,
+                marks_are_letters: true,
+            } => {
+                type $S = cl100k::Cl100k<true, false, true>;
+                $body
+            }
+            Shape::Cl100k {
+                single_digits: true,
+                end_run: true,
+                marks_are_letters: false,
+            } => {
+                type $S = cl100k::Cl100k<true, true, false>;
+                $body
+            }
+            Shape::Cl100k {
+                single_digits: true,
+                end_run: true,
+                marks_are_letters: true,
+            } => {
+                type $S = cl100k::Cl100k<true, true, true>;
                 $body
             }
             Shape::O200k {
@@ -540,11 +573,17 @@ mod tests {
 
     #[test]
     fn open_models_patterns_run_on_scanners() {
-        use shapes::tests::{GPT2_ORIGINAL, LLAMA3, QWEN2, TEKKEN};
+        use shapes::tests::{GPT2_ORIGINAL, LLAMA3, QWEN2, QWEN35, TEKKEN};
         for (pattern, text, want) in [
             (LLAMA3, "  \n  ", &["  \n", "  "][..]),
             (LLAMA3, "x 12345", &["x", " ", "123", "45"]),
             (QWEN2, "x 123'S", &["x", " ", "1", "2", "3", "'S"]),
+            (QWEN2, "a\u{301}b !\u{301}", &["a", "\u{301}b", " !\u{301}"]),
+            (
+                QWEN35,
+                "a\u{301}b !\u{301}",
+                &["a\u{301}b", " !", "\u{301}"],
+            ),
             (TEKKEN, "don't 12", &["don", "'t", " ", "1", "2"]),
             (TEKKEN, "HELLOworld x'LL", &["HELLOworld", " x", "'LL"]),
             (

@@ -54,6 +54,9 @@ pub enum Shape {
         /// chunk (tiktoken's cl100k); without it (Llama 3, Qwen) the run ends at its last
         /// line end, as elsewhere.
         end_run: bool,
+        /// Marks among the letters: `[\p{L}\p{M}]+` runs and `[^\s\p{L}\p{M}\p{N}]`
+        /// others (Qwen 3.5).
+        marks_are_letters: bool,
     },
     /// o200k's family: letter runs by case after an optional prefix, digit groups, other
     /// runs with line ends and `/`, whitespace.
@@ -68,28 +71,20 @@ pub enum Shape {
 
 impl Shape {
     /// Every shape, tiktoken's three first.
-    pub const ALL: [Shape; 9] = [
+    pub const ALL: [Shape; 13] = [
         Shape::Gpt2,
-        Shape::Cl100k {
-            single_digits: false,
-            end_run: true,
-        },
+        Shape::cl100k(false, true, false),
         Shape::O200k {
             single_digits: false,
             contractions: true,
         },
-        Shape::Cl100k {
-            single_digits: false,
-            end_run: false,
-        },
-        Shape::Cl100k {
-            single_digits: true,
-            end_run: false,
-        },
-        Shape::Cl100k {
-            single_digits: true,
-            end_run: true,
-        },
+        Shape::cl100k(false, false, false),
+        Shape::cl100k(true, false, false),
+        Shape::cl100k(true, true, false),
+        Shape::cl100k(true, false, true),
+        Shape::cl100k(false, false, true),
+        Shape::cl100k(false, true, true),
+        Shape::cl100k(true, true, true),
         Shape::O200k {
             single_digits: true,
             contractions: false,
@@ -104,6 +99,15 @@ impl Shape {
         },
     ];
 
+    /// The cl100k family's shape with these settings.
+    pub const fn cl100k(single_digits: bool, end_run: bool, marks_are_letters: bool) -> Shape {
+        Shape::Cl100k {
+            single_digits,
+            end_run,
+            marks_are_letters,
+        }
+    }
+
     /// A pattern string of this shape: tiktoken's for its three, else tiktoken's spelling of
     /// the family with the settings changed.
     pub fn pattern(self) -> String {
@@ -117,11 +121,27 @@ impl Shape {
             Shape::Cl100k {
                 single_digits,
                 end_run,
-            } => format!(
-                r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{{L}}\p{{N}}]?+\p{{L}}++|{}| ?[^\s\p{{L}}\p{{N}}]++[\r\n]*+|{}\s*[\r\n]|\s+(?!\S)|\s",
-                digits(single_digits, true),
-                if end_run { r"\s++$|" } else { "" }
-            ),
+                marks_are_letters,
+            } => {
+                // Marks among the letters: the prefix may then be a mark, and giving it back
+                // matters, so it is not possessive (see `LETTERS`).
+                let (letters, others) = if marks_are_letters {
+                    (
+                        r"[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+",
+                        r" ?[^\s\p{L}\p{M}\p{N}]++[\r\n]*+",
+                    )
+                } else {
+                    (
+                        r"[^\r\n\p{L}\p{N}]?+\p{L}++",
+                        r" ?[^\s\p{L}\p{N}]++[\r\n]*+",
+                    )
+                };
+                format!(
+                    r"'(?i:[sdmt]|ll|ve|re)|{letters}|{}|{others}|{}\s*[\r\n]|\s+(?!\S)|\s",
+                    digits(single_digits, true),
+                    if end_run { r"\s++$|" } else { "" }
+                )
+            }
             Shape::O200k {
                 single_digits,
                 contractions,
@@ -142,7 +162,7 @@ impl Shape {
     /// use tokenmill::pretokenize::Shape;
     ///
     /// assert_eq!(Shape::Gpt2.describe(), "gpt2");
-    /// let llama3 = Shape::Cl100k { single_digits: false, end_run: false };
+    /// let llama3 = Shape::cl100k(false, false, false);
     /// assert_eq!(llama3.describe(), "cl100k family, no \\s++$");
     /// ```
     pub fn describe(self) -> String {
@@ -151,12 +171,17 @@ impl Shape {
             Shape::Cl100k {
                 single_digits,
                 end_run,
+                marks_are_letters,
             } => (
                 "cl100k",
-                [(single_digits, "single digits"), (!end_run, "no \\s++$")]
-                    .into_iter()
-                    .filter_map(|(on, what)| on.then_some(what))
-                    .collect(),
+                [
+                    (single_digits, "single digits"),
+                    (!end_run, "no \\s++$"),
+                    (marks_are_letters, "marks as letters"),
+                ]
+                .into_iter()
+                .filter_map(|(on, what)| on.then_some(what))
+                .collect(),
             ),
             Shape::O200k {
                 single_digits,
@@ -187,7 +212,7 @@ impl Shape {
 /// use tokenmill::pretokenize::Shape;
 ///
 /// let llama3 = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
-/// assert_eq!(recognize(llama3), Some(Shape::Cl100k { single_digits: false, end_run: false }));
+/// assert_eq!(recognize(llama3), Some(Shape::cl100k(false, false, false)));
 /// assert_eq!(recognize(r"\w+"), None);
 /// ```
 pub fn recognize(pattern: &str) -> Option<Shape> {
@@ -211,10 +236,15 @@ const CONTRACTIONS_CI: Spellings<()> = &[
     (&[r"'(?i:[sdmt]|ll|ve|re)"], ()),
     (&[r"(?i:'s|'t|'re|'ve|'m|'ll|'d)"], ()),
 ];
-const LETTERS: Spellings<()> = &[
-    (&[r"[^\r\n\p{L}\p{N}]?+\p{L}++"], ()),
-    (&[r"[^\r\n\p{L}\p{N}]?+\p{L}+"], ()),
-    (&[r"[^\r\n\p{L}\p{N}]?\p{L}+"], ()),
+/// Letter runs; the setting is `marks_are_letters`. With marks among the letters the prefix
+/// `[^\r\n\p{L}\p{N}]` may be a mark, and a possessive `?+` would not give it back to start
+/// the run, so only the plain `?` is the same.
+const LETTERS: Spellings<bool> = &[
+    (&[r"[^\r\n\p{L}\p{N}]?+\p{L}++"], false),
+    (&[r"[^\r\n\p{L}\p{N}]?+\p{L}+"], false),
+    (&[r"[^\r\n\p{L}\p{N}]?\p{L}+"], false),
+    (&[r"[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+"], true),
+    (&[r"[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]++"], true),
 ];
 /// Digit groups; the setting is `single_digits`.
 const DIGITS: Spellings<bool> = &[
@@ -222,10 +252,14 @@ const DIGITS: Spellings<bool> = &[
     (&[r"\p{N}{1,3}"], false),
     (&[r"\p{N}"], true),
 ];
-const OTHERS_CRLF: Spellings<()> = &[
-    (&[r" ?[^\s\p{L}\p{N}]++[\r\n]*+"], ()),
-    (&[r" ?[^\s\p{L}\p{N}]++[\r\n]*"], ()),
-    (&[r" ?[^\s\p{L}\p{N}]+[\r\n]*"], ()),
+/// Other runs; the setting is whether marks are left out of them (`marks_are_letters`).
+const OTHERS_CRLF: Spellings<bool> = &[
+    (&[r" ?[^\s\p{L}\p{N}]++[\r\n]*+"], false),
+    (&[r" ?[^\s\p{L}\p{N}]++[\r\n]*"], false),
+    (&[r" ?[^\s\p{L}\p{N}]+[\r\n]*"], false),
+    (&[r" ?[^\s\p{L}\p{M}\p{N}]++[\r\n]*+"], true),
+    (&[r" ?[^\s\p{L}\p{M}\p{N}]++[\r\n]*"], true),
+    (&[r" ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"], true),
 ];
 const END_RUN: Spellings<()> = &[(&[r"\s++$"], ()), (&[r"\s+$"], ())];
 const LINE_ENDS: Spellings<()> = &[(&[r"\s*[\r\n]"], ()), (&[r"\s*[\r\n]+"], ())];
@@ -256,14 +290,15 @@ fn gpt2(alts: &[&str]) -> Option<Shape> {
 fn cl100k(alts: &[&str]) -> Option<Shape> {
     let mut rest = alts;
     take(&mut rest, CONTRACTIONS_CI)?;
-    take(&mut rest, LETTERS)?;
+    let marks_are_letters = take(&mut rest, LETTERS)?;
     let single_digits = take(&mut rest, DIGITS)?;
-    take(&mut rest, OTHERS_CRLF)?;
+    // Marks are letters in both or in neither: else a mark after an other would be an other
+    // and a letter at once.
+    if take(&mut rest, OTHERS_CRLF)? != marks_are_letters {
+        return None;
+    }
     let end_run = spaces(&mut rest)?;
-    rest.is_empty().then_some(Shape::Cl100k {
-        single_digits,
-        end_run,
-    })
+    (rest.is_empty()).then_some(Shape::cl100k(single_digits, end_run, marks_are_letters))
 }
 
 fn o200k(alts: &[&str]) -> Option<Shape> {
@@ -342,6 +377,8 @@ pub(super) mod tests {
     pub(in crate::pretokenize) const LLAMA3: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
     /// Qwen2's pattern: Llama 3's with single digits.
     pub(in crate::pretokenize) const QWEN2: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+    /// Qwen 3.5's pattern: Qwen2's with marks among the letters.
+    pub(in crate::pretokenize) const QWEN35: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
     /// Mistral Tekken's pattern: o200k's without contractions, with single digits.
     pub(in crate::pretokenize) const TEKKEN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
     /// GPT-2's own pattern, as HF's `ByteLevel` pre-tokenizer runs it.
@@ -354,10 +391,7 @@ pub(super) mod tests {
         assert_eq!(recognize(GPT2_ORIGINAL), Some(Shape::Gpt2));
         assert_eq!(
             recognize(CL100K_PATTERN),
-            Some(Shape::Cl100k {
-                single_digits: false,
-                end_run: true
-            })
+            Some(Shape::cl100k(false, true, false))
         );
         assert_eq!(
             recognize(O200K_PATTERN),
@@ -370,20 +404,9 @@ pub(super) mod tests {
 
     #[test]
     fn open_models_patterns_have_their_shapes() {
-        assert_eq!(
-            recognize(LLAMA3),
-            Some(Shape::Cl100k {
-                single_digits: false,
-                end_run: false
-            })
-        );
-        assert_eq!(
-            recognize(QWEN2),
-            Some(Shape::Cl100k {
-                single_digits: true,
-                end_run: false
-            })
-        );
+        assert_eq!(recognize(LLAMA3), Some(Shape::cl100k(false, false, false)));
+        assert_eq!(recognize(QWEN2), Some(Shape::cl100k(true, false, false)));
+        assert_eq!(recognize(QWEN35), Some(Shape::cl100k(true, false, true)));
         assert_eq!(
             recognize(TEKKEN),
             Some(Shape::O200k {
@@ -407,6 +430,10 @@ pub(super) mod tests {
             // Case-sensitive contractions in the cl100k family; digits of two.
             r"'s|'t|'re|'ve|'m|'ll|'d|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
             &LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}{1,2}"),
+            // Marks among the letters but not out of the others, or with a possessive prefix
+            // (which would not give a mark back to the letter run).
+            &QWEN35.replace(r"[^\s\p{L}\p{M}\p{N}]", r"[^\s\p{L}\p{N}]"),
+            &QWEN35.replace(r"[^\r\n\p{L}\p{N}]?", r"[^\r\n\p{L}\p{N}]?+"),
             // The o200k family with `\s++$`, or its two letter runs with different suffixes.
             &TEKKEN.replace(r"|\s*[\r\n]+", r"|\s++$|\s*[\r\n]"),
             &O200K_PATTERN.replacen(r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?", "", 1),

@@ -1,6 +1,6 @@
 //! Which patterns the hand-written scanners run: tiktoken's three, and the variants of their
-//! families that open models ship (Llama 3's and Qwen's cl100k-like patterns, Mistral
-//! Tekken's o200k-like one). A pattern is recognized by its top-level alternatives, each
+//! families that open models ship (Llama 3's, GLM-4's and Qwen's cl100k-like patterns,
+//! Mistral Tekken's o200k-like one). A pattern is recognized by its top-level alternatives, each
 //! matched against the spellings that are known to match the same text; anything else runs
 //! on the regex engine.
 //!
@@ -9,7 +9,8 @@
 //! - a possessive quantifier (`?+`, `++`, `*+`, `{1,3}+`) matches as the greedy one does
 //!   where nothing after it in its alternative can fail: `\p{L}++` at the end, `[\r\n]*+`,
 //!   `\p{N}{1,3}+`; and `[^\r\n\p{L}\p{N}]?+\p{L}+`, because giving back the prefix leaves a
-//!   character that no `\p{L}+` matches;
+//!   character that no `\p{L}+` matches (not so with marks among the letters, Qwen 3.5's
+//!   `[\p{L}\p{M}]+`: a mark may be the prefix and, given back, the run, so only `?` is listed);
 //! - `'(?i:[sdmt]|ll|ve|re)` and `(?i:'s|'t|'re|'ve|'m|'ll|'d)` (and gpt2's case-sensitive
 //!   pair): no contraction is a prefix of another, so the order of trying them is moot;
 //! - the whitespace alternatives: `\s*[\r\n]` and `\s*[\r\n]+` both end a run at its last

@@ -185,6 +185,17 @@ def test_inspect_text_and_json():
     assert info["n_vocab"] == 50257
     assert len(info["longest_tokens"]) == 3
     assert "50,257" in ok("inspect", "gpt2") or "50257" in ok("inspect", "gpt2")
+    assert "split by the gpt2 scanner" in ok("inspect", "gpt2")
+
+
+def test_inspect_lists_a_few_special_tokens_and_says_how_many_more(tmp_path):
+    specials = {f"<|s{k}|>": 256 + k for k in range(20)}
+    path = tmp_path / "many.tokenmill"
+    tokenmill.Tokenizer([bytes([b]) for b in range(256)], "cl100k", specials).save(path)
+    text = ok("inspect", str(path))
+    assert "<|s7|> = 263, and 12 more (--json lists all)" in text
+    assert "<|s8|>" not in text
+    assert len(json.loads(ok("inspect", str(path), "--json"))["special_tokens"]) == 20
 
 
 def test_compare_snippets_and_files(tmp_path):

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from tokenmill.tokenizer import Tokenizer
 
 
+# Special tokens listed by name in the text summary (Llama 3 has 256; --json lists them all).
+SPECIALS_SHOWN = 8
+
 # Token-length histogram rows (bytes): each length up to 16, then wider ranges.
 LENGTH_BUCKETS = (*(str(n) for n in range(1, 17)), "17-24", "25-32", "33-64", "65+")
 
@@ -96,7 +99,12 @@ def format_description(info: dict[str, Any]) -> str:
         f"mean token length {info['mean_token_bytes']:.2f} bytes",
     ]
     if info["special_tokens"]:
-        out.append("special: " + ", ".join(f"{s} = {i}" for s, i in info["special_tokens"].items()))
+        shown = list(info["special_tokens"].items())
+        listed = ", ".join(f"{s} = {i}" for s, i in shown[:SPECIALS_SHOWN])
+        more = len(shown) - SPECIALS_SHOWN
+        out.append(
+            f"special: {listed}" + (f", and {more:,} more (--json lists all)" if more > 0 else "")
+        )
 
     def merges(title: str, rows: list[dict[str, Any]]) -> None:
         out.append(f"\n{title}:")

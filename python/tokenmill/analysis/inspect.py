@@ -41,7 +41,7 @@ def splitter_path(tok: Tokenizer) -> str:
     >>> import tokenmill
     >>> splitter_path(tokenmill.load("o200k_base"))
     'the o200k scanner'
-    >>> splitter_path(tokenmill.Tokenizer.from_ranks({bytes([b]): b for b in range(256)}, r"\\w+"))
+    >>> splitter_path(tokenmill.Tokenizer([bytes([b]) for b in range(256)], r"\\w+"))
     'the regex engine (no scanner runs this pattern)'
     """
     if tok.scanner is None:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import tokenizers
 from cli_runner import run_tokenmill
+from edits import set_in
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -83,18 +84,6 @@ def test_damaged_gzip_names_the_file(tmp_path, damage, problem):
 
 def hf_doc(tok: Tokenizer | None = None) -> dict[str, Any]:
     return hf.to_dict(tok or trained())
-
-
-def set_in(*keys: str | int, value: Any) -> Callable[[dict[str, Any]], None]:
-    """An edit of a document: the item at ``keys`` becomes ``value``."""
-
-    def edit(doc: dict[str, Any]) -> None:
-        node: Any = doc
-        for key in keys[:-1]:
-            node = node[key]
-        node[keys[-1]] = value
-
-    return edit
 
 
 def drop(*keys: str | int) -> Callable[[dict[str, Any]], None]:

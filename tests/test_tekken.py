@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import tiktoken
+from edits import set_in
 
 import tokenmill
 from tokenmill import formats
@@ -141,36 +142,41 @@ def test_what_is_read_gives_mistral_commons_ids(tmp_path):
     assert enc.decode([1, 3, n + 256 + 4]) == "<s>[INST] the"
 
 
-def edit(path: tuple[Any, ...], value: Any):
-    def change(doc: dict[str, Any]) -> None:
-        node: Any = doc
-        for key in path[:-1]:
-            node = node[key]
-        node[path[-1]] = value
-
-    return change
-
-
 @pytest.mark.parametrize(
     ("change", "problem"),
     [
-        (edit(("config", "pattern"), 5), "config.pattern must be a non-empty string"),
-        (edit(("config", "default_vocab_size"), "270"), "config.default_vocab_size must be"),
-        (edit(("config", "default_num_special_tokens"), -1), "default_num_special_tokens must be"),
-        (edit(("config", "default_vocab_size"), 100), "the 256 single bytes need"),
-        (edit(("config", "default_vocab_size"), 10**6), "vocab has 266 tokens, fewer than"),
-        (edit(("special_tokens",), {"<s>": 1}), "special_tokens must be a list"),
-        (edit(("special_tokens", 1), "<s>"), "special_tokens[1] must be an object"),
-        (edit(("special_tokens", 1, "rank"), 7), "has rank 7"),
-        (edit(("special_tokens", 1, "token_str"), ""), '"token_str" must be a non-empty'),
-        (edit(("special_tokens", 1, "token_str"), "<unk>"), "'<unk>' is listed twice"),
-        (edit(("special_tokens", 3, "token_str"), "<SPECIAL_4>"), "'<SPECIAL_4>' is listed twice"),
-        (edit(("config", "default_num_special_tokens"), 2), "more than config.default_num_special"),
-        (edit(("vocab", 260), 5), "vocab[260] must be an object"),
-        (edit(("vocab", 258, "rank"), 259), "vocab[258] has rank 259"),
-        (edit(("vocab", 258, "token_bytes"), "d@g="), '"token_bytes" must be base64'),
-        (edit(("vocab", 65, "token_bytes"), "Qg=="), "the first 256 ranks are the single bytes"),
-        (edit(("vocab", 258, "token_bytes"), "dGg="), "vocab[256] and vocab[258] are both b'th'"),
+        (set_in("config", "pattern", value=5), "config.pattern must be a non-empty string"),
+        (set_in("config", "default_vocab_size", value="270"), "config.default_vocab_size must be"),
+        (
+            set_in("config", "default_num_special_tokens", value=-1),
+            "default_num_special_tokens must be",
+        ),
+        (set_in("config", "default_vocab_size", value=100), "the 256 single bytes need"),
+        (set_in("config", "default_vocab_size", value=10**6), "vocab has 266 tokens, fewer than"),
+        (set_in("special_tokens", value={"<s>": 1}), "special_tokens must be a list"),
+        (set_in("special_tokens", 1, value="<s>"), "special_tokens[1] must be an object"),
+        (set_in("special_tokens", 1, "rank", value=7), "has rank 7"),
+        (set_in("special_tokens", 1, "token_str", value=""), '"token_str" must be a non-empty'),
+        (set_in("special_tokens", 1, "token_str", value="<unk>"), "'<unk>' is listed twice"),
+        (
+            set_in("special_tokens", 3, "token_str", value="<SPECIAL_4>"),
+            "'<SPECIAL_4>' is listed twice",
+        ),
+        (
+            set_in("config", "default_num_special_tokens", value=2),
+            "more than config.default_num_special",
+        ),
+        (set_in("vocab", 260, value=5), "vocab[260] must be an object"),
+        (set_in("vocab", 258, "rank", value=259), "vocab[258] has rank 259"),
+        (set_in("vocab", 258, "token_bytes", value="d@g="), '"token_bytes" must be base64'),
+        (
+            set_in("vocab", 65, "token_bytes", value="Qg=="),
+            "the first 256 ranks are the single bytes",
+        ),
+        (
+            set_in("vocab", 258, "token_bytes", value="dGg="),
+            "vocab[256] and vocab[258] are both b'th'",
+        ),
     ],
 )
 def test_a_malformed_tekken_file_names_the_problem(tmp_path, change, problem):

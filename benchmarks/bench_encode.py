@@ -356,6 +356,28 @@ def time_passes(
                     cells[name, corpus, mode] = cell
 
 
+def cell_fields(c: Cell, mb: float) -> dict:
+    """A cell's outcome as a results row holds it (``mb``: the input's size in MB)."""
+    ok = c.status == "ok"
+    return {
+        "status": c.status,
+        "mb_per_s": round(mb / c.seconds, 2) if ok else None,
+        "seconds": round(c.seconds, 5) if ok else None,
+        "cpu_seconds": round(c.cpu, 5) if ok else None,
+        "detail": "" if ok else c.detail,
+    }
+
+
+def differing(cells: dict[tuple[str, str, str], Cell], what: str) -> list[str]:
+    """A note per peer whose ids differ from the reference's in some rows, naming them."""
+    differ: dict[str, list[str]] = {}
+    for (n, corpus, mode), c in cells.items():
+        if c.status == "differ":
+            where = f" [{c.detail}]" if c.detail and not c.detail.isalnum() else ""
+            differ.setdefault(n, []).append(f"{corpus} {mode}{where}")
+    return [f"{n}: {what} on: " + "; ".join(where) for n, where in differ.items()]
+
+
 def fmt_cell(cell: Cell | None, mb: float, base: float | None, single: bool) -> str:
     if cell is None:
         return "-"
@@ -549,12 +571,8 @@ def bench_encoding(
                         "bytes": round(mb * 1e6),
                         "mode": mode,
                         "peer": n,
-                        "status": c.status,
-                        "mb_per_s": round(mb / c.seconds, 2) if ok else None,
-                        "seconds": round(c.seconds, 5) if ok else None,
-                        "cpu_seconds": round(c.cpu, 5) if ok else None,
+                        **cell_fields(c, mb),
                         "x_tiktoken": round(mb / c.seconds / base, 2) if ok and base else None,
-                        "detail": "" if ok else c.detail,
                     }
                 )
     if loads:
@@ -567,13 +585,7 @@ def bench_encoding(
             for n in names
             if n in loads
         ]
-    differ: dict[str, list[str]] = {}
-    for (n, corpus, mode), c in cells.items():
-        if c.status == "differ":
-            where = f" [{c.detail}]" if c.detail and not c.detail.isalnum() else ""
-            differ.setdefault(n, []).append(f"{corpus} {mode}{where}")
-    for n, where in differ.items():
-        notes.append(f"{n}: ids differ from tiktoken on: " + "; ".join(where))
+    notes += differing(cells, "ids differ from tiktoken")
     return rows, notes
 
 

@@ -322,22 +322,12 @@ def bench_file(
                         "bytes": len(texts[corpus].encode("utf-8")),
                         "mode": mode,
                         "peer": n,
-                        "status": c.status,
-                        "mb_per_s": round(mb / c.seconds, 2) if ok else None,
-                        "seconds": round(c.seconds, 5) if ok else None,
-                        "cpu_seconds": round(c.cpu, 5) if ok else None,
+                        **be.cell_fields(c, mb),
                         # tokenmill's speed over this peer's, in this row
                         "tm_over": round(c.seconds / own_s, 3) if ok and own_s else None,
-                        "detail": "" if ok else c.detail,
                     }
                 )
-    differ: dict[str, list[str]] = {}
-    for (n, corpus, mode), c in cells.items():
-        if c.status == "differ":
-            where = f" [{c.detail}]" if c.detail and not c.detail.isalnum() else ""
-            differ.setdefault(n, []).append(f"{corpus} {mode}{where}")
-    for n, where in differ.items():
-        notes.append(f"{n}: IDS DIFFER from {ref_name}'s on: " + "; ".join(where))
+    notes += be.differing(cells, f"IDS DIFFER from {ref_name}'s")
     for note in notes:
         print(f"   {note}")
     return rows, notes

@@ -12,6 +12,7 @@ import gzip
 import hashlib
 import importlib.util
 import json
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -417,10 +418,26 @@ def swap_merges(doc: dict[str, Any]) -> None:
     merges[10], merges[11] = merges[11], merges[10]
 
 
+LOWER = {"type": "Lowercase"}
+
 REFUSED: list[tuple[str, Callable[[dict[str, Any]], Any], str, str | None]] = [
     # (what, edit, the message names, a text whose ids HF then gives differently)
     ("Lowercase", set_in("normalizer", value={"type": "Lowercase"}), "normalizer Lowercase", "The"),
-    ("NFC", set_in("normalizer", value={"type": "NFC"}), "normalizer NFC", "e\u0301"),
+    (
+        "Lowercase after NFC",
+        set_in("normalizer", value={"type": "Sequence", "normalizers": [{"type": "NFC"}, LOWER]}),
+        "normalizer NFC + Lowercase",
+        "The",
+    ),
+    (
+        "normalized added token with a normalizer",
+        lambda d: (
+            d.update(normalizer={"type": "NFC"}),
+            d["added_tokens"][0].update(normalized=True),
+        ),
+        "normalized true and the normalizer NFC",
+        f"{EOT}\u0338",
+    ),
     (
         "add_prefix_space",
         lambda d: seq(d, 1).update(add_prefix_space=True),
@@ -663,6 +680,9 @@ def specials_outside_vocab(doc: dict[str, Any]) -> None:
     doc["model"]["vocab"].pop(EOT)
 
 
+NFKC = {"type": "NFKC"}
+
+
 def inverted(behavior: str) -> Callable[[dict[str, Any]], None]:
     """A Split inverted: the text the regex does not match is the delimiter."""
     return lambda d: seq(d, 0).update(behavior=behavior, invert=True)
@@ -691,6 +711,11 @@ ACCEPTED: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "no-op-sequences": ("cl100k", no_op_sequences),
     # HF matches an added token in all text whether special or not (OLMo 2's, GLM-4.5's).
     "not-special": ("o200k", set_in("added_tokens", 0, "special", value=False)),
+    # Unicode's forms, applied to the text between added tokens (Qwen's, Claude's files).
+    "nfc": ("cl100k", set_in("normalizer", value={"type": "NFC"})),
+    "nfkc": ("gpt2", set_in("normalizer", value={"type": "Sequence", "normalizers": [NFKC]})),
+    "nfd": ("o200k", set_in("normalizer", value={"type": "NFD"})),
+    "nfkd": ("cl100k", set_in("normalizer", value={"type": "NFKD"})),
 }
 
 
@@ -701,13 +726,17 @@ def accepted_pair(shape: str) -> tuple[Tokenizer, tokenizers.Tokenizer]:
     doc = hf_doc(trained(pattern))
     edit(doc)
     text = json.dumps(doc)
-    tokens, split, specials = hf.from_dict(json.loads(text))
+    tokens, split, specials, normalizer = hf.from_dict(json.loads(text))
     assert specials == {EOT: 599}
-    return Tokenizer(tokens, split, specials), tokenizers.Tokenizer.from_str(text)
+    ours = Tokenizer(tokens, split, specials, normalizer=normalizer)
+    return ours, tokenizers.Tokenizer.from_str(text)
 
 
 SAMPLES = [
     "Hello world! 1234567 89 0.5 naïve café 日本語 🙂👩‍👩‍👧",
+    # Text that the normalizers change: decomposed letters, compatibility forms, and marks
+    # after special tokens (`>` + U+0338 composes to U+226F in the whole text).
+    f"Ame\u0301lie ﬁ ① Å ｶﾞ e\u0323\u0301 {EOT}\u0338 >\u0338 ",
     "  x\n\n\t y  \r\n  ",
     f"a{EOT}b {EOT} {EOT}{EOT}",
     "I'm sure you'll see; it's DON'T 'S",
@@ -723,6 +752,33 @@ def test_what_is_read_gives_hfs_ids(shape, texts):
     texts = [*texts, "".join(texts), EOT.join(texts)]
     want = [e.ids for e in theirs.encode_batch(texts, add_special_tokens=False)]
     assert [ours.encode(t, allowed_special="all") for t in texts] == want
+
+
+@pytest.mark.parametrize("form", ["NFC", "NFKD"])
+def test_a_normalizer_is_kept_by_saving_and_pickling(tmp_path, form):
+    plain = trained()
+    tok = Tokenizer(
+        plain.token_bytes_list(),
+        plain.pattern,
+        plain.special_tokens,
+        merges=plain.merges,
+        normalizer=form,
+    )
+    text = "Ame\u0301lie ﬁ"
+    want = tok.encode(text)
+    assert want != plain.encode(text)  # the normalizer changes these ids
+    for name in ("n.tokenmill", "n.json"):
+        tok.save(tmp_path / name)
+        back = tokenmill.load(tmp_path / name)
+        assert back.normalizer == form and back == tok and back.encode(text) == want
+    assert pickle.loads(pickle.dumps(tok)).encode(text) == want
+    assert tok != plain
+    # A rank file and GPT-2's files cannot hold it: a save would lose it, and the ids with it.
+    for name, fmt in (("n.tiktoken", None), ("gpt2-files", "gpt2")):
+        with pytest.raises(tokenmill.UnsupportedFormatError, match=form):
+            tok.save(tmp_path / name, format=fmt)
+    with pytest.raises(tokenmill.InvalidArgumentError, match="normalizer must be"):
+        Tokenizer(plain.token_bytes_list(), plain.pattern, normalizer="nfc")
 
 
 def test_files_that_load_today_keep_loading(tmp_path):
@@ -799,7 +855,7 @@ def test_merge_lists_that_load_give_hfs_ids(case, texts):
     doc, how, words = case
     theirs = tokenizers.Tokenizer.from_str(json.dumps(doc))
     try:
-        tokens, pattern, specials = hf.from_dict(doc)
+        tokens, pattern, specials, _ = hf.from_dict(doc)
     except tokenmill.VocabFileError as e:
         reasons = (
             "never makes",

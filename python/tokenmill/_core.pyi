@@ -30,7 +30,11 @@ _SpecialIds = Literal["all"] | list[int]
 @final
 class CoreTokenizer:
     def __new__(
-        cls, tokens: list[bytes], pattern: str, special_tokens: list[tuple[str, int]]
+        cls,
+        tokens: list[bytes],
+        pattern: str,
+        special_tokens: list[tuple[str, int]],
+        normalizer: str | None = None,
     ) -> CoreTokenizer: ...
     @staticmethod
     def from_rank_file(
@@ -44,6 +48,8 @@ class CoreTokenizer:
     def pattern(self) -> str: ...
     @property
     def pattern_name(self) -> str | None: ...
+    @property
+    def normalizer(self) -> str | None: ...
     @property
     def scanner(self) -> str | None: ...
     @property

@@ -300,7 +300,14 @@ def build(
                 raise rankfile.explained(e, vocab.rank_data, specials) from None
             tok = Tokenizer.from_core(core, name=tok_name, merges=merges, pickle_as=pickle_as)
         else:
-            tok = Tokenizer(vocab.tokens or [], use_pattern, specials, name=tok_name, merges=merges)
+            tok = Tokenizer(
+                vocab.tokens or [],
+                use_pattern,
+                specials,
+                name=tok_name,
+                merges=merges,
+                normalizer=vocab.normalizer,
+            )
     if vocab.check_parents is not None:
         vocab.check_parents(tok.merge_parents())
     return tok

@@ -36,6 +36,7 @@ from tokenmill.errors import (
     UnknownTokenIdError,
     WrongTypeError,
 )
+from tokenmill.formats.loading import NORMALIZERS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -104,8 +105,10 @@ class Tokenizer:
         name: str = "custom",
         merges: Sequence[Merge] | None = None,
         explicit_n_vocab: int | None = None,
+        normalizer: str | None = None,
     ) -> None:
         need_pattern(pattern)
+        need_normalizer(normalizer)
         if special_tokens is not None and not isinstance(special_tokens, Mapping):
             raise WrongTypeError(
                 "special_tokens must be a dict of special-token strings to ids, not "
@@ -115,7 +118,7 @@ class Tokenizer:
         tokens = _dense_tokens(mergeable_ranks)
         specials = dict(special_tokens or {})
         need_special_names(specials)
-        core = _core.CoreTokenizer(tokens, pattern, list(specials.items()))
+        core = _core.CoreTokenizer(tokens, pattern, list(specials.items()), normalizer)
         self._setup(core, name, merges)
         if explicit_n_vocab is not None and explicit_n_vocab != self._core.n_vocab:
             raise InvalidVocabError(
@@ -185,6 +188,13 @@ class Tokenizer:
     def pattern_name(self) -> str | None:
         """``gpt2``, ``cl100k`` or ``o200k`` when the pattern is one of those, else None."""
         return self._core.pattern_name
+
+    @property
+    def normalizer(self) -> str | None:
+        """The Unicode normalization form (``NFC``, ``NFD``, ``NFKC``, ``NFKD``) applied to the
+        text between special tokens before it is split, as the HF ``tokenizer.json`` it was
+        loaded from says (Qwen's: NFC); None for none. ``decode`` gives the normalized text."""
+        return self._core.normalizer
 
     @property
     def scanner(self) -> str | None:
@@ -783,7 +793,14 @@ class Tokenizer:
             return self._pickle_as
         return (
             _rebuild,
-            (self._core.tokens(), self.pattern, self._specials, self.name, self._merges),
+            (
+                self._core.tokens(),
+                self.pattern,
+                self._specials,
+                self.name,
+                self._merges,
+                self.normalizer,
+            ),
         )
 
     def __eq__(self, other: object) -> bool:
@@ -792,6 +809,7 @@ class Tokenizer:
         return (
             self.pattern == other.pattern
             and self._specials == other._specials
+            and self.normalizer == other.normalizer
             and self._core.tokens() == other._core.tokens()
         )
 
@@ -837,8 +855,11 @@ def _rebuild(
     special_tokens: dict[str, int],
     name: str,
     merges: Sequence[Merge] | None,
+    normalizer: str | None = None,
 ) -> Tokenizer:
-    return Tokenizer(tokens, pattern, special_tokens, name=name, merges=merges)
+    return Tokenizer(
+        tokens, pattern, special_tokens, name=name, merges=merges, normalizer=normalizer
+    )
 
 
 # The special-token arguments of most calls: none allowed, and every special disallowed (the
@@ -966,6 +987,15 @@ def need_pattern(pattern: object) -> None:
         )
     if problem := lone_surrogate(pattern):
         raise InvalidPatternError(f"invalid split pattern {pattern!r:.60}: it holds {problem}")
+
+
+def need_normalizer(normalizer: object) -> None:
+    """An :class:`InvalidArgumentError` unless ``normalizer`` is None or one of
+    ``NFC``, ``NFD``, ``NFKC``, ``NFKD``."""
+    if normalizer is not None and normalizer not in NORMALIZERS:
+        raise InvalidArgumentError(
+            f"normalizer must be None or one of {', '.join(NORMALIZERS)}, not {normalizer!r:.40}"
+        )
 
 
 def need_special_names(specials: Mapping[Any, Any]) -> None:

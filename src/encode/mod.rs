@@ -15,9 +15,11 @@ use crate::simd::{self, Baseline};
 use crate::simd::{Avx2, Avx512, Avx512Vbmi, Best};
 use crate::specials::{Allowed, Specials};
 use crate::vocab::Vocab;
+use normalize::Normalizer;
 use std::sync::OnceLock;
 
 mod cache;
+pub mod normalize;
 mod parallel;
 pub mod room;
 
@@ -47,6 +49,8 @@ pub struct Encoder {
     vocab: Vocab,
     splitter: Splitter,
     specials: Specials,
+    /// Applied to the text between special tokens before it is split (HF files' normalizer).
+    normalizer: Option<Normalizer>,
     /// Built on the first long chunk: most inputs never need it.
     long: OnceLock<Option<LongPath>>,
     /// Identifies this encoder's chunk caches (one per thread, see [`cache`]).
@@ -69,9 +73,28 @@ impl Encoder {
             vocab,
             splitter,
             specials,
+            normalizer: None,
             long: OnceLock::new(),
             uid: next_uid(),
         })
+    }
+
+    /// This encoder with `normalizer` applied to the text between special tokens.
+    pub fn with_normalizer(mut self, normalizer: Option<Normalizer>) -> Encoder {
+        self.normalizer = normalizer;
+        self
+    }
+
+    pub fn normalizer(&self) -> Option<Normalizer> {
+        self.normalizer
+    }
+
+    /// `text` as the splitter sees it: normalized, if the encoder has a normalizer.
+    pub fn normalized<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        match self.normalizer {
+            Some(form) => form.apply(text),
+            None => std::borrow::Cow::Borrowed(text),
+        }
     }
 
     pub fn vocab(&self) -> &Vocab {
@@ -94,9 +117,10 @@ impl Encoder {
             .max(self.vocab.len())
     }
 
-    /// Encode treating special-token strings as plain text.
+    /// Encode treating special-token strings as plain text (normalized first, if the encoder
+    /// has a normalizer).
     pub fn encode_ordinary(&self, text: &str, out: &mut Vec<u32>) -> Result<(), Error> {
-        self.encode_in_batches(text, out, |_| {})
+        self.encode_in_batches(&self.normalized(text), out, |_| {})
     }
 
     /// Encode `text` (as plain text) onto `out`, calling `after` on `out` after each batch of
@@ -225,7 +249,7 @@ impl Encoder {
             disallowed,
             |t| {
                 // The ids of each batch of chunks are counted and dropped.
-                self.encode_in_batches(t, &mut buf, |ids| {
+                self.encode_in_batches(&self.normalized(t), &mut buf, |ids| {
                     n.set(n.get() + ids.len());
                     ids.clear();
                 })

@@ -6,6 +6,7 @@ use super::errors::{raise, to_py};
 use super::gil::{detached, on_threads};
 use super::id_list;
 use super::text;
+use crate::encode::normalize::Normalizer;
 use crate::encode::room::exact_for_text;
 use crate::encode::{long_enough_to_cut, Encoder};
 use crate::error::Error;
@@ -227,15 +228,26 @@ fn ids_from_py(ids: &Bound<'_, PyAny>, n_vocab: usize) -> PyResult<Vec<u32>> {
 #[pymethods]
 impl CoreTokenizer {
     /// tokens: the bytes of each mergeable token, indexed by rank. pattern: a pattern name or
-    /// regex. special_tokens: (string, id) pairs.
+    /// regex. special_tokens: (string, id) pairs. normalizer: `NFC`, `NFD`, `NFKC`, `NFKD` or
+    /// None, applied to the text between special tokens before it is split.
     #[new]
+    #[pyo3(signature = (tokens, pattern, special_tokens, normalizer = None))]
     fn new(
         py: Python<'_>,
         tokens: Vec<Vec<u8>>,
         pattern: &str,
         special_tokens: Vec<(String, Bound<'_, PyAny>)>,
+        normalizer: Option<&str>,
     ) -> PyResult<Self> {
         let special_tokens = special_pairs(py, special_tokens)?;
+        let normalizer = match normalizer {
+            None => None,
+            Some(name) => Some(Normalizer::parse(name).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "normalizer must be NFC, NFD, NFKC, NFKD or None, not {name:?}"
+                ))
+            })?),
+        };
         let enc = py
             .detach(|| {
                 let vocab = Vocab::new(&tokens)?;
@@ -243,7 +255,7 @@ impl CoreTokenizer {
                 Encoder::new(vocab, splitter, &special_tokens)
             })
             .map_err(|e| to_py(py, e, None))?;
-        Ok(CoreTokenizer::wrap(enc))
+        Ok(CoreTokenizer::wrap(enc.with_normalizer(normalizer)))
     }
 
     /// Build straight from the bytes of a tiktoken rank file (no Python objects per token).
@@ -283,6 +295,11 @@ impl CoreTokenizer {
     #[getter]
     fn pattern_name(&self) -> Option<&'static str> {
         self.enc.splitter().named().map(|n| n.name())
+    }
+
+    #[getter]
+    fn normalizer(&self) -> Option<&'static str> {
+        self.enc.normalizer().map(Normalizer::name)
     }
 
     #[getter]
@@ -509,12 +526,13 @@ impl CoreTokenizer {
         self.enc.vocab().rank(bytes)
     }
 
-    /// The pre-tokenization chunks of `text` (special tokens are not cut out).
+    /// The pre-tokenization chunks of `text`, normalized first if the tokenizer has a
+    /// normalizer (special tokens are not cut out).
     fn chunks(&self, py: Python<'_>, text: &str) -> PyResult<Vec<String>> {
         let chunks = py.detach(|| {
             self.enc
                 .splitter()
-                .chunks(text)
+                .chunks(&self.enc.normalized(text))
                 .map(|v| v.into_iter().map(str::to_string).collect())
         });
         chunks.map_err(|e| self.err(py, e))

@@ -273,6 +273,10 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
     dest = Path(path)
     folder = dest.parent if dest.name in (ENCODER, MERGES) else dest
     instead = "save it as *.tokenmill or tokenizer.json, which hold any tokenizer"
+    if tok.normalizer:
+        raise UnsupportedFormatError(
+            f"GPT-2's files hold no normalizer, and {tok.name} applies {tok.normalizer}; {instead}"
+        )
     if tok.pattern_name != "gpt2":
         raise UnsupportedFormatError(
             f"GPT-2's files name no pattern and are read with GPT-2's, but {tok.name} splits "

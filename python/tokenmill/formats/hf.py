@@ -26,17 +26,19 @@ only when HF is asked to add special tokens; tokenmill never adds them):
   with ``use_regex`` false: exactly one split regex. A Split regex runs on tokenmill's
   engine; one with a possessive interval (``{1,3}+``) is refused, since Oniguruma reads that
   as a repeated interval;
-- ``normalizer`` null or an empty ``Sequence``; ``truncation`` and ``padding`` null;
+- ``normalizer`` null, ``NFC``, ``NFD``, ``NFKC`` or ``NFKD`` (alone or the one step of a
+  ``Sequence``; the core applies it to the text between special tokens with HF's own Unicode
+  tables, as HF does to the text its added tokens leave); ``truncation`` and ``padding`` null;
   ``decoder`` null or ``ByteLevel``; ``post_processor`` null, ``ByteLevel``,
   ``TemplateProcessing`` or a ``Sequence`` of them;
 - ``added_tokens``: special or not (HF matches both kinds in all text before it splits it, as
   tokenmill matches its special tokens when they are allowed: ``special`` false changes only
   what HF's ``decode(skip_special_tokens=True)`` drops), ``lstrip``, ``rstrip`` and
-  ``single_word`` false;
-  ``normalized`` either way (there is no normalizer) but the same for all (HF matches the
-  unnormalized ones first); each at the id HF gives it: its id in the model's vocab, else the
-  next id past the vocab; one in the vocab spelled as its own text (else HF's model gives its
-  id for the bytes the spelling stands for).
+  ``single_word`` false; ``normalized`` the same for all (HF matches the unnormalized ones
+  first), and false with a normalizer (HF matches normalized ones in the normalized text);
+  each at the id HF gives it: its id in the model's vocab, else the next id past the vocab;
+  one in the vocab spelled as its own text (else HF's model gives its id for the bytes the
+  spelling stands for).
 
 The merge rule. tokenmill encodes by tiktoken's rule: merge the adjacent pair whose merged
 token has the lowest id, and a chunk that is itself a token is that one id. HF's BPE merges
@@ -131,7 +133,7 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
         "truncation": None,
         "padding": None,
         "added_tokens": added,
-        "normalizer": None,
+        "normalizer": {"type": tok.normalizer} if tok.normalizer else None,
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
@@ -208,7 +210,13 @@ def vocabulary(doc: object, source: str, name: str) -> Vocabulary:
         check_merges(bpe, parents, source)
 
     return Vocabulary(
-        source, name, bpe.tokens, bpe.pattern, bpe.special_tokens, check_parents=check_parents
+        source,
+        name,
+        bpe.tokens,
+        bpe.pattern,
+        bpe.special_tokens,
+        normalizer=bpe.normalizer,
+        check_parents=check_parents,
     )
 
 
@@ -227,14 +235,15 @@ class BpeFile:
     parts: list[str]  # the merges' parts: left, right, left, right...
     results: list[int]  # the id each merge makes (never decreasing)
     ignore_merges: bool
+    normalizer: str | None  # NFC, NFD, NFKC or NFKD, applied before splitting; or None
 
 
 def from_dict(
     doc: object, source: str = "tokenizer.json"
-) -> tuple[list[bytes], str, dict[str, int]]:
-    """Tokens by id, split pattern and special tokens from a byte-level BPE ``tokenizer.json``
-    whose ids tokenmill reproduces (see the module docstring); any other is a
-    :class:`VocabFileError` naming ``source``.
+) -> tuple[list[bytes], str, dict[str, int], str | None]:
+    """Tokens by id, split pattern, special tokens and normalizer (a Unicode normalization
+    form, or None) from a byte-level BPE ``tokenizer.json`` whose ids tokenmill reproduces (see
+    the module docstring); any other is a :class:`VocabFileError` naming ``source``.
 
     The pattern is the regex of the ``Split`` pre-tokenizer (tiktoken's string when it is one
     of the named patterns as the export writes them), or GPT-2's for a lone ``ByteLevel``.
@@ -245,11 +254,11 @@ def from_dict(
     except InvalidVocabError as e:
         raise VocabFileError(source, None, str(e)) from None
     check_merges(bpe, parents, source)
-    return bpe.tokens, bpe.pattern, bpe.special_tokens
+    return bpe.tokens, bpe.pattern, bpe.special_tokens, bpe.normalizer
 
 
-def read(path: str | Path) -> tuple[list[bytes], str, dict[str, int]]:
-    """Tokens, pattern and special tokens from a ``tokenizer.json`` file (see
+def read(path: str | Path) -> tuple[list[bytes], str, dict[str, int], str | None]:
+    """Tokens, pattern, special tokens and normalizer from a ``tokenizer.json`` file (see
     :func:`from_dict`)."""
     return from_dict(_read_doc(path), str(path))
 
@@ -273,11 +282,7 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
                 f"{key} is set: tokenmill neither truncates nor pads, so its ids would differ "
                 f'from HF\'s; set "{key}": null'
             )
-    if not _is_no_op(doc.get("normalizer"), "normalizers"):
-        raise refuse(
-            f"normalizer {_describe(doc['normalizer'])} is not supported: tokenmill runs no "
-            "normalizer, so its ids would differ from HF's"
-        )
+    normalizer = _normalizer_of(doc.get("normalizer"), refuse)
     model = doc.get("model")
     if not isinstance(model, dict) or model.get("type") != "BPE":
         found = model.get("type") if isinstance(model, dict) else kind(model)
@@ -290,7 +295,7 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
     if not isinstance(vocab, dict):
         raise refuse(f"model.vocab must be an object of token -> id, not {kind(vocab)}")
     _check_ids(vocab, refuse)
-    specials = _added_tokens(doc.get("added_tokens"), vocab, refuse)
+    specials = _added_tokens(doc.get("added_tokens"), vocab, normalizer, refuse)
     ordinary = vocab  # a file's added tokens are seldom in its vocab: then there is no copy
     if not specials.keys().isdisjoint(vocab):
         ordinary = {text: idx for text, idx in vocab.items() if text not in specials}
@@ -303,7 +308,16 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
             )
     merges, parts, results = _merges(model.get("merges"), ordinary, refuse)
     return BpeFile(
-        tokens, texts, ordinary, pattern, specials, merges, parts, results, ignore_merges
+        tokens,
+        texts,
+        ordinary,
+        pattern,
+        specials,
+        merges,
+        parts,
+        results,
+        ignore_merges,
+        normalizer,
     )
 
 
@@ -456,7 +470,9 @@ def _check_model_options(model: dict[str, Any], refuse: Refuse) -> bool:
     return ignore_merges
 
 
-def _added_tokens(raw: object, vocab: dict[str, int], refuse: Refuse) -> dict[str, int]:
+def _added_tokens(
+    raw: object, vocab: dict[str, int], normalizer: str | None, refuse: Refuse
+) -> dict[str, int]:
     """The added tokens as special tokens, each checked to be at the id HF gives it."""
     if raw is None:
         return {}
@@ -511,6 +527,12 @@ def _added_tokens(raw: object, vocab: dict[str, int], refuse: Refuse) -> dict[st
         raise refuse(
             "added tokens with normalized true and false: HF matches the normalized false ones "
             "first, tokenmill matches all at once"
+        )
+    if normalizer is not None and True in normalized:
+        raise refuse(
+            f"added tokens with normalized true and the normalizer {normalizer}: HF matches them "
+            "in the normalized text, tokenmill matches special tokens before it normalizes the "
+            "text between them"
         )
     return specials
 
@@ -639,6 +661,26 @@ def _split_regex(node: dict[str, Any], where: str, refuse: Refuse) -> str:
             "possessive, so they would split text differently"
         )
     return regex
+
+
+def _normalizer_of(node: object, refuse: Refuse) -> str | None:
+    """The normalization form of a ``normalizer`` (one of Unicode's, alone or the one
+    non-empty step of a Sequence), or None for none; any other is refused."""
+    steps: list[object] = [node]
+    if isinstance(node, dict) and node.get("type") == "Sequence":
+        inner = node.get("normalizers")
+        if not isinstance(inner, list):
+            raise refuse(f"normalizer.normalizers must be a list, not {kind(inner)}")
+        steps = [step for step in inner if not _is_no_op(step, "normalizers")]
+    if not steps or steps == [None]:
+        return None
+    if len(steps) == 1 and _describe(steps[0]) in loading.NORMALIZERS:
+        return _describe(steps[0])
+    what = " + ".join(_describe(step) for step in steps)
+    raise refuse(
+        f"normalizer {what} is not supported: tokenmill runs one of "
+        f"{', '.join(loading.NORMALIZERS)} or none, so its ids would differ from HF's"
+    )
 
 
 def _is_no_op(node: object, key: str) -> bool:

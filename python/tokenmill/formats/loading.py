@@ -51,10 +51,17 @@ class Vocabulary:
     # The id of the ordinary token of rank 0: a Tekken file puts its special tokens first.
     # tokenmill's core numbers ordinary tokens from 0, so a tokenizer is built only when it is 0.
     first_ordinary_id: int = 0
+    # The Unicode normalization form (NFC, NFD, NFKC, NFKD) applied to the text between special
+    # tokens before it is split; None for none (an HF file's normalizer).
+    normalizer: str | None = None
     # A check of the built tokenizer's merge parents (``Tokenizer.merge_parents``) that the
     # file's ids depend on (HF's merge list); raises VocabFileError.
     check_parents: Callable[[list[tuple[int, int] | None]], None] | None = None
 
+
+# The Unicode normalization forms a tokenizer may apply to the text between special tokens
+# before splitting it (HF files' normalizers; the core applies them).
+NORMALIZERS = ("NFC", "NFD", "NFKC", "NFKD")
 
 # The largest id a file may give: ids cross into the core as u32 and into numpy as int32, so
 # one bound fits every consumer.

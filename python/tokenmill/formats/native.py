@@ -29,13 +29,15 @@ from typing import TYPE_CHECKING, Any
 from tokenmill.errors import UnsupportedFormatError, VocabFileError
 from tokenmill.fileio import write_atomic
 from tokenmill.formats import loading
-from tokenmill.formats.loading import Vocabulary
+from tokenmill.formats.loading import NORMALIZERS, Vocabulary
 
 if TYPE_CHECKING:
     from tokenmill.tokenizer import Tokenizer
 
 FORMAT = "tokenmill"
-VERSION = 1
+# Version 2 adds "normalizer"; a file without one is written as version 1, which every
+# tokenmill reads, and one with it as 2, which a tokenmill that would ignore it refuses.
+VERSION = 2
 # The most bytes a file's tokens may hold together: hundreds of times a real vocabulary's.
 MAX_TOKEN_BYTES = 1 << 28
 SUFFIXES = (".tokenmill.json", ".tokenmill", ".json")
@@ -93,9 +95,10 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
     lines = [
         "{",
         f'  "format": "{FORMAT}",',
-        f'  "version": {VERSION},',
+        f'  "version": {2 if tok.normalizer else 1},',
         f'  "name": {json.dumps(tok.name, ensure_ascii=False)},',
         f'  "pattern": {json.dumps(tok.pattern, ensure_ascii=False)},',
+        f'  "normalizer": "{tok.normalizer}",' if tok.normalizer else "",
         f'  "n_vocab": {tok.n_vocab},',
         f'  "special_tokens": {json.dumps(tok.special_tokens, ensure_ascii=False)},',
         '  "merges": [',
@@ -159,6 +162,9 @@ def vocabulary(doc: object, source: str) -> Vocabulary:
     name = doc.get("name", Path(source).name.split(".")[0])
     if not isinstance(name, str):
         raise bad(f'"name" must be a string, not {name!r}')
+    normalizer = doc.get("normalizer")
+    if normalizer not in (None, *NORMALIZERS):
+        raise bad(f'"normalizer" must be one of {", ".join(NORMALIZERS)}, not {normalizer!r:.40}')
 
     merges = _read_merges(doc.get("merges"), bad)
     # A merge doubles a token with a dozen bytes of JSON: the lengths are added up before any
@@ -204,7 +210,7 @@ def vocabulary(doc: object, source: str) -> Vocabulary:
         not isinstance(n_vocab, int) or isinstance(n_vocab, bool) or n_vocab != expected
     ):
         raise bad(f'"n_vocab" says {n_vocab!r}, but the merges and special tokens make {expected}')
-    return Vocabulary(source, name, tokens, pattern, specials, merges=merges)
+    return Vocabulary(source, name, tokens, pattern, specials, merges=merges, normalizer=normalizer)
 
 
 def _read_merges(raw: Any, bad: Any) -> list[tuple[int, int, int | None]]:

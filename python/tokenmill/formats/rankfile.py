@@ -192,6 +192,12 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
     tokenizer with special tokens that a load would not give back (see the module docstring).
     Returns the paths written."""
     path = Path(path)
+    if tok.normalizer:
+        raise UnsupportedFormatError(
+            f"a .tiktoken rank file holds the ranks alone: {tok.name}'s {tok.normalizer} "
+            "normalizer would be lost and its ids with it; save it as *.tokenmill or "
+            "tokenizer.json, which hold it"
+        )
     data = dump_ranks(tok.token_bytes_list())
     specials = tok.special_tokens
     kept = openai.known(data)

@@ -204,12 +204,14 @@ def _token(entry: Any, rank: int, bad: Any) -> bytes:
             "rank, so its rank must be its position"
         )
     text = entry.get("token_bytes")
-    try:
-        if not isinstance(text, str):
-            raise ValueError
-        token = base64.b64decode(text, validate=True)
-    except (ValueError, binascii.Error):
-        raise bad(f'vocab[{rank}]: "token_bytes" must be base64, not {text!r}') from None
+    token = None
+    if isinstance(text, str):
+        try:
+            token = base64.b64decode(text, validate=True)
+        except (ValueError, binascii.Error):
+            token = None
+    if token is None:
+        raise bad(f'vocab[{rank}]: "token_bytes" must be base64, not {text!r}')
     if rank < 256 and token != bytes([rank]):
         raise bad(f"vocab[{rank}] is {token!r}: the first 256 ranks are the single bytes")
     return token

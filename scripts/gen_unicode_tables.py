@@ -14,7 +14,8 @@ module). The tables classify every code point U+0000..U+10FFFF; surrogates are c
 Output: one class byte per code point (bits below) in a two-level table (a block index by
 ``cp >> SHIFT`` and deduplicated blocks of ``1 << SHIFT`` bytes), and ``contraction_letter``,
 which maps every code point that ``(?i:x)`` matches to the ASCII letter ``x`` of the
-contractions (``(?i)s`` also matches U+017F LATIN SMALL LETTER LONG S, for instance).
+contractions (``(?i)s`` also matches U+017F LATIN SMALL LETTER LONG S, for instance), and the
+ranges of punctuation and symbols.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ ATOMS = [
 ]
 OTHER_DOC = r"`[^\s\p{L}\p{N}]`: neither whitespace, letter nor number"
 CONTRACTION_LETTERS = "sdmtlver"
+# A class kept as ranges rather than a bit: only DeepSeek's scanner asks it, for characters
+# the class bits call other.
+PUNCT_SYMBOL = r"[\p{P}\p{S}]"
 # Block sizes tried; the smallest total wins (index bytes + block bytes).
 SHIFTS = (5, 6, 7, 8)
 
@@ -88,6 +92,17 @@ def classify() -> tuple[list[int], dict[str, int], dict[str, list[int]]]:
                 sys.exit(f"U+{cp:04X} folds to both {seen[cp]} and {x}")
             seen[cp] = x
     return cls, bits, folds
+
+
+def ranges(cps: list[int]) -> list[tuple[int, int]]:
+    """Sorted code points as inclusive ranges of consecutive ones."""
+    out: list[tuple[int, int]] = []
+    for cp in cps:
+        if out and out[-1][1] == cp - 1:
+            out[-1] = (out[-1][0], cp)
+        else:
+            out.append((cp, cp))
+    return out
 
 
 def best_layout(cls: list[int]) -> tuple[int, list[int], list[bytes]]:
@@ -169,6 +184,16 @@ def render(cls: list[int], bits: dict[str, int], folds: dict[str, list[int]]) ->
         arms = " | ".join(f"0x{cp:X}" for cp in cps)
         out.append(f"        {arms} => b'{x}',")
     out += ["        _ => 0,", "    }", "}", ""]
+    punct = members(PUNCT_SYMBOL)
+    spans = ranges(punct)
+    out += [
+        f"/// `{PUNCT_SYMBOL}`: punctuation and symbols (DeepSeek's split), as sorted inclusive",
+        f"/// ranges; it matches {len(punct)} code points.",
+        f"pub static PUNCT_SYMBOL: [(u32, u32); {len(spans)}] = [",
+        *(f"    (0x{a:X}, 0x{b:X})," for a, b in spans),
+        "];",
+        "",
+    ]
     return "\n".join(out)
 
 

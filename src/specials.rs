@@ -4,6 +4,7 @@
 //! cuts every special out (`special_matcher`), so none is ever merged.
 
 use crate::error::Error;
+use crate::vocab::Vocab;
 use aho_corasick::{AhoCorasick, MatchKind};
 use rustc_hash::FxHashMap;
 
@@ -26,14 +27,15 @@ pub struct Specials {
 }
 
 impl Specials {
-    /// Build from `(string, id)` pairs; ids must not collide with the mergeable ranks, and
-    /// leave at most [`MOST_UNUSED_IDS`] ids unused.
-    pub fn new(specials: &[(String, u32)], n_ranks: usize) -> Result<Specials, Error> {
+    /// Build from `(string, id)` pairs; an id must be past the ranks of `vocab` or one of its
+    /// gaps, and the ids leave at most [`MOST_UNUSED_IDS`] ids unused.
+    pub fn new(specials: &[(String, u32)], vocab: &Vocab) -> Result<Specials, Error> {
         let mut by_id = FxHashMap::default();
         let mut seen = FxHashMap::default();
+        let n_ranks = vocab.len();
         let limit = n_ranks + specials.len() + MOST_UNUSED_IDS;
         for (i, (name, id)) in specials.iter().enumerate() {
-            if (*id as usize) < n_ranks {
+            if (*id as usize) < n_ranks && !vocab.is_gap(*id) {
                 return Err(Error::InvalidSpecialTokens {
                     message: format!(
                         "special token {name:?} has id {id}, which is already an ordinary token"
@@ -216,10 +218,12 @@ impl Allowed<'_> {
 mod tests {
     use super::*;
     use crate::testing::Rng;
+    use crate::vocab::testing;
 
     #[test]
     fn special_ids_far_past_the_vocabulary_are_refused() {
-        let with = |id: u32| Specials::new(&[("<|a|>".into(), 256), ("<|b|>".into(), id)], 256);
+        let bytes = testing::of(&[]);
+        let with = |id: u32| Specials::new(&[("<|a|>".into(), 256), ("<|b|>".into(), id)], &bytes);
         let last = (256 + 2 + MOST_UNUSED_IDS - 1) as u32;
         assert!(with(last).is_ok());
         for id in [last + 1, 1_000_000_000, u32::MAX] {
@@ -229,6 +233,21 @@ mod tests {
                 }
                 other => panic!("{id}: {other:?}"),
             }
+        }
+    }
+
+    /// A special id may fill a gap in the ranks, never an ordinary token's id.
+    #[test]
+    fn special_ids_may_fill_gaps_only() {
+        let mut tokens: Vec<Vec<u8>> = vec![Vec::new()];
+        tokens.extend((0..=255u8).map(|b| vec![b]));
+        let vocab = Vocab::new(&tokens).unwrap();
+        assert!(Specials::new(&[("<s>".into(), 0)], &vocab).is_ok());
+        match Specials::new(&[("<s>".into(), 1)], &vocab) {
+            Err(Error::InvalidSpecialTokens { message }) => {
+                assert!(message.contains("already an ordinary token"), "{message}")
+            }
+            other => panic!("{other:?}"),
         }
     }
     /// Every special-token search finds what a plain search does (leftmost, longest of those
@@ -250,7 +269,7 @@ mod tests {
             let pairs: Vec<(String, u32)> = (0..names.len())
                 .map(|k| (names[k].to_string(), 300 + k as u32))
                 .collect();
-            let specials = Specials::new(&pairs, 256).unwrap();
+            let specials = Specials::new(&pairs, &testing::of(&[])).unwrap();
             for _ in 0..3000 {
                 // Pieces of names and whole ones, so that matches are frequent.
                 let text: String = (0..rng.below(12))

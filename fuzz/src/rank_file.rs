@@ -1,7 +1,7 @@
 //! (e) tiktoken rank files of arbitrary bytes: `parse_rank_file` gives tokens or an error
 //! (`VocabFile`, naming a line of the file), never a panic, an abort or an allocation beyond
 //! the input's size (`scripts/fuzz.sh` runs it under `-rss_limit_mb` and `-malloc_limit_mb`).
-//! What it accepts goes on as `CoreTokenizer.from_rank_file` takes it: `Vocab::new` (an
+//! Ranks no line gives and empty tokens are gaps. What it accepts goes on as `CoreTokenizer.from_rank_file` takes it: `Vocab::new` (an
 //! error, or a vocabulary), then an encoder that encodes and decodes a text back; and it
 //! reads back the same from the file tiktoken would write of it.
 
@@ -20,10 +20,17 @@ pub fn run(data: &[u8]) {
         }
         Err(e) => panic!("not a VocabFile error: {e:?}"),
     };
-    assert!(!tokens.is_empty() && tokens.iter().all(|t| !t.is_empty()));
+    // Ranks no line gives and empty tokens are gaps, no more than the tokens.
+    let gaps = tokens.iter().filter(|t| t.is_empty()).count();
+    assert!(gaps <= tokens.len() - gaps);
+    // Written without its gaps, a file reads back the same but for gaps after the last token.
+    let mut kept = tokens.clone();
+    while kept.last().is_some_and(Vec::is_empty) {
+        kept.pop();
+    }
     assert_eq!(
         parse_rank_file(&dump(&tokens)).unwrap(),
-        tokens,
+        kept,
         "written and read back"
     );
     let vocab = match Vocab::new(&tokens) {
@@ -44,7 +51,7 @@ pub fn run(data: &[u8]) {
 fn dump(tokens: &[Vec<u8>]) -> Vec<u8> {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = Vec::new();
-    for (rank, t) in tokens.iter().enumerate() {
+    for (rank, t) in tokens.iter().enumerate().filter(|(_, t)| !t.is_empty()) {
         for group in t.chunks(3) {
             let n =
                 group.iter().fold(0u32, |n, &b| n << 8 | u32::from(b)) << (8 * (3 - group.len()));

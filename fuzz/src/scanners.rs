@@ -1,10 +1,11 @@
 //! (a) The scanners against a plain regex engine.
 //!
-//! For every shape the scanners run (gpt2, cl100k, o200k and their families' variants), on any
-//! text (invalid UTF-8 replaced): the scanner's chunks, on every instruction set this CPU has
-//! (`simd::limit_to` caps the copies the splitter runs), and by its per-character path alone,
-//! equal fancy-regex's on the shape's pattern string,
-//! compiled as the crate's custom-pattern path compiles any pattern. The batches of
+//! For every shape the scanners run (gpt2, cl100k, o200k and their families' variants) and
+//! DeepSeek V3's three stages, on any text (invalid UTF-8 replaced): the scanner's chunks, on
+//! every instruction set this CPU has (`simd::limit_to` caps the copies the splitter runs), and
+//! by its per-character path alone, equal fancy-regex's on the pattern strings (a sequence's
+//! stages applied in turn, each to every chunk of the one before), compiled as the crate's
+//! custom-pattern path compiles any pattern. The batches of
 //! `split_bounds` keep their contract. And the cut rule (`pretokenize::cut`): a text cut where
 //! it says splits into the chunks of the whole text.
 //!
@@ -22,29 +23,44 @@
 use crate::input::Input;
 use crate::oracle::{self, bounds, regex_chunks};
 use std::sync::LazyLock;
-use tokenmill::pretokenize::{cut, Shape};
+use tokenmill::pretokenize::{cut, Shape, DEEPSEEK_V3_STAGES};
 use tokenmill::{fuzzing, Splitter};
 
 struct Family {
-    shape: Shape,
+    name: String,
     scanner: Splitter,
-    regex: fancy_regex::Regex,
+    /// The patterns, applied one after another.
+    stages: Vec<fancy_regex::Regex>,
+}
+
+impl Family {
+    fn new(patterns: &[String]) -> Family {
+        let scanner = Splitter::sequence(patterns).expect("a scanner's patterns");
+        Family {
+            name: scanner.scanner().expect("runs on a scanner"),
+            scanner,
+            stages: patterns
+                .iter()
+                .map(|p| oracle::compile(p).expect("the pattern compiles"))
+                .collect(),
+        }
+    }
 }
 
 static FAMILIES: LazyLock<Vec<Family>> = LazyLock::new(|| {
     Shape::ALL
         .into_iter()
-        .map(|shape| {
-            let scanner = Splitter::new(&shape.pattern()).expect("a shape's pattern");
-            assert_eq!(scanner.shape(), Some(shape));
-            Family {
-                shape,
-                scanner,
-                regex: oracle::compile(&shape.pattern()).expect("the pattern compiles"),
-            }
-        })
+        .map(|shape| vec![shape.pattern()])
+        .chain([DEEPSEEK_V3_STAGES.map(String::from).to_vec()])
+        .map(|patterns| Family::new(&patterns))
         .collect()
 });
+
+/// Builds the families before the first input, so that libFuzzer's time limit per input does not
+/// count compiling their regexes (seconds in an unoptimised build under AddressSanitizer).
+pub fn init() {
+    LazyLock::force(&FAMILIES);
+}
 
 /// Cuts whose halves are split again, at most (each costs two splits of the text).
 const CUTS_CHECKED: usize = 4;
@@ -57,11 +73,19 @@ pub fn run(data: &[u8]) {
 }
 
 fn check(family: &Family, text: &str) {
-    let name = family.shape.describe();
-    // A text over the engine's backtrack limit has no oracle.
-    let Ok(want) = regex_chunks(&family.regex, text) else {
-        return;
-    };
+    let name = &family.name;
+    let mut want = vec![text];
+    for stage in &family.stages {
+        // A text over the engine's backtrack limit has no oracle.
+        let Ok(chunks) = want
+            .iter()
+            .map(|c| regex_chunks(stage, c))
+            .collect::<Result<Vec<_>, _>>()
+        else {
+            return;
+        };
+        want = chunks.concat();
+    }
     let want_bounds = bounds(&want);
     oracle::each_level(|level| {
         let got = family.scanner.chunks(text).expect("a scanner never fails");
@@ -92,7 +116,7 @@ fn check_batches(splitter: &Splitter, text: &str, want: &[usize]) {
     if text.is_empty() {
         assert!(all.is_empty(), "a call for an empty text");
     } else {
-        assert_eq!(all, want, "{:?}: batched boundaries", splitter.shape());
+        assert_eq!(all, want, "{:?}: batched boundaries", splitter.scanner());
     }
     assert_eq!(splitter.count(text).unwrap(), want.len() - 1);
 }
@@ -112,7 +136,7 @@ fn check_cuts(family: &Family, text: &str, want: &[&str], want_bounds: &[usize])
         assert!(cuts.contains(&c), "next_cut skips the newline cut at {c}");
         from = c + 1;
     }
-    let name = family.shape.describe();
+    let name = &family.name;
     for &c in &cuts {
         assert!(
             want_bounds.binary_search(&c).is_ok(),

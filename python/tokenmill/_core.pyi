@@ -1,4 +1,5 @@
 # Hand-written stub of the native module (src/py/); checked by `python -m mypy.stubtest`.
+from collections.abc import Sequence
 from typing import Literal, final
 
 import numpy as np
@@ -32,20 +33,20 @@ class CoreTokenizer:
     def __new__(
         cls,
         tokens: list[bytes],
-        pattern: str,
+        pattern: str | Sequence[str],
         special_tokens: list[tuple[str, int]],
         normalizer: str | None = None,
     ) -> CoreTokenizer: ...
     @staticmethod
     def from_rank_file(
-        data: bytes, pattern: str, special_tokens: list[tuple[str, int]]
+        data: bytes, pattern: str | Sequence[str], special_tokens: list[tuple[str, int]]
     ) -> CoreTokenizer: ...
     @property
     def n_vocab(self) -> int: ...
     @property
     def n_ranks(self) -> int: ...
     @property
-    def pattern(self) -> str: ...
+    def patterns(self) -> list[str]: ...
     @property
     def pattern_name(self) -> str | None: ...
     @property

@@ -14,7 +14,7 @@ True
 
 from __future__ import annotations
 
-from tokenmill._core import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, pattern_name
+from tokenmill._core import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, pattern_name, scanner_of
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -32,6 +32,16 @@ PATTERNS: dict[str, str] = {
 def name_of(pattern: str) -> str | None:
     """The canonical name of a pattern name or pattern string, or None for a custom regex."""
     return pattern_name(pattern)
+
+
+def scanner(pattern: str) -> str | None:
+    """Which scanner runs ``pattern`` (as ``Tokenizer.scanner`` names it), or None when the
+    regex engine does.
+
+    >>> scanner("o200k"), scanner(r"\\w+")
+    ('o200k', None)
+    """
+    return scanner_of(pattern)
 
 
 def resolve(pattern: str) -> str:
@@ -52,4 +62,5 @@ __all__ = [
     "PATTERNS",
     "name_of",
     "resolve",
+    "scanner",
 ]

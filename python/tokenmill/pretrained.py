@@ -36,7 +36,6 @@ from tokenmill.errors import (
     InvalidArgumentError,
     MissingPatternError,
     UnknownTokenizerError,
-    UnsupportedFormatError,
     VocabFileError,
     WrongTypeError,
 )
@@ -46,6 +45,7 @@ from tokenmill.formats.loading import Vocabulary
 from tokenmill.formats.openai import REGISTRY, Pretrained
 from tokenmill.tokenizer import (
     Merge,
+    Pattern,
     PickleAs,
     Tokenizer,
     need_pattern,
@@ -177,7 +177,7 @@ def download(url: str, timeout: float, offline: str | None = None) -> bytes:
 def load(
     name_or_path: str | os.PathLike[str],
     *,
-    pattern: str | None = None,
+    pattern: Pattern | None = None,
     special_tokens: dict[str, int] | None = None,
     sha256: str | None = None,
 ) -> Tokenizer:
@@ -248,7 +248,7 @@ def load(
 
 def build(
     vocab: Vocabulary,
-    pattern: str | None = None,
+    pattern: Pattern | None = None,
     special_tokens: dict[str, int] | None = None,
     *,
     name: str | None = None,
@@ -267,16 +267,6 @@ def build(
     >>> build(vocab, special_tokens={"<|end|>": 257}).special_tokens
     {'<|end|>': 257}
     """
-    if vocab.first_ordinary_id:
-        first = vocab.first_ordinary_id
-        raise UnsupportedFormatError(
-            f"{vocab.source}: its {first} special tokens have the ids 0..{first - 1} and its "
-            f"ordinary tokens the ids from {first} on (Mistral's Tekken layout); tokenmill "
-            "numbers the ordinary tokens from 0 and the special tokens after them, so it cannot "
-            "give these ids. tokenmill.compat.tiktoken's Encoding gives them, built from "
-            "vocab = tokenmill.formats.read(path) as tokenmill.formats.tekken shows; for token "
-            "counts, tokenmill.Tokenizer(vocab.tokens, vocab.pattern) is quicker"
-        )
     use_pattern = pattern or vocab.pattern
     if use_pattern is None:
         raise MissingPatternError(vocab.source)
@@ -292,12 +282,9 @@ def build(
         if vocab.rank_data is not None:
             need_pattern(use_pattern)
             need_special_names(specials)
-            try:
-                core = _core.CoreTokenizer.from_rank_file(
-                    vocab.rank_data, use_pattern, list(specials.items())
-                )
-            except VocabFileError as e:
-                raise rankfile.explained(e, vocab.rank_data, specials) from None
+            core = _core.CoreTokenizer.from_rank_file(
+                vocab.rank_data, use_pattern, list(specials.items())
+            )
             tok = Tokenizer.from_core(core, name=tok_name, merges=merges, pickle_as=pickle_as)
         else:
             tok = Tokenizer(

@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 SpecialArg = Literal["all"] | Collection[str]
+# A split pattern (a name or a regex), or several applied one after another, each to every
+# chunk of the one before as a text of its own (HF's Sequence of Split pre-tokenizers).
+Pattern = str | Sequence[str]
 # How pickle recreates a tokenizer: a module-level function and its arguments.
 PickleAs = tuple[Callable[..., "Tokenizer"], tuple[Any, ...]]
 
@@ -81,9 +84,14 @@ class Merge:
 class Tokenizer:
     """A byte-level BPE tokenizer: a vocabulary, a split pattern and special tokens.
 
-    ``mergeable_ranks`` maps token bytes to rank (= id); ranks must be exactly ``0..n-1`` and
-    every single byte must be a token. ``pattern`` is a pattern name (``gpt2``, ``cl100k``,
-    ``o200k``) or any regex. ``special_tokens`` maps strings to ids outside the ranks.
+    ``mergeable_ranks`` maps token bytes to rank (= id), or lists the tokens by rank; every
+    byte UTF-8 text can hold must be a token (0xc0, 0xc1 and 0xf5..0xff may be missing).
+    Ranks may leave gaps, as tiktoken's may (OpenAI's p50k_base puts ``<|endoftext|>`` between
+    its ranks): ids no ordinary token has, where special tokens may go; an empty token
+    (``b""``) is a gap. ``pattern`` is a pattern name (``gpt2``, ``cl100k``, ``o200k``) or any
+    regex, or a list of them applied one after another, each to every chunk of the one before
+    (HF's ``Sequence`` of ``Split`` pre-tokenizers). ``special_tokens`` maps strings to ids
+    past the ranks or in their gaps.
 
     >>> tok = Tokenizer({bytes([b]): b for b in range(256)} | {b"ab": 256}, "gpt2")
     >>> tok.encode("abc")
@@ -99,7 +107,7 @@ class Tokenizer:
     def __init__(
         self,
         mergeable_ranks: Mapping[bytes, int] | Sequence[bytes],
-        pattern: str,
+        pattern: Pattern,
         special_tokens: Mapping[str, int] | None = None,
         *,
         name: str = "custom",
@@ -115,7 +123,7 @@ class Tokenizer:
                 f"{type(special_tokens).__name__}"
             )
         need_name(name)
-        tokens = _dense_tokens(mergeable_ranks)
+        tokens = _tokens_by_rank(mergeable_ranks)
         specials = dict(special_tokens or {})
         need_special_names(specials)
         core = _core.CoreTokenizer(tokens, pattern, list(specials.items()), normalizer)
@@ -159,6 +167,7 @@ class Tokenizer:
         self.name = name
         self._specials = dict(core.special_tokens())
         self._special_set = frozenset(self._specials)
+        self._special_ids = frozenset(self._specials.values())
         self._usual_args = _usual_args(self._specials)
         self._merges = tuple(merges) if merges is not None else None
         self._pickle_as: PickleAs | None = None
@@ -180,9 +189,18 @@ class Tokenizer:
         return self._core.n_vocab - 1
 
     @property
-    def pattern(self) -> str:
-        """The split regex (tiktoken's string for the named patterns)."""
-        return self._core.pattern
+    def pattern(self) -> str | tuple[str, ...]:
+        """The split regex (tiktoken's string for the named patterns); for a tokenizer that
+        splits by several one after another (HF's ``Sequence`` of ``Split`` pre-tokenizers, as
+        DeepSeek's files have), the tuple of them."""
+        patterns = self._core.patterns
+        return patterns[0] if len(patterns) == 1 else tuple(patterns)
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        """The split regexes applied one after another, each to every chunk of the one before:
+        ``(pattern,)`` for a tokenizer with one."""
+        return tuple(self._core.patterns)
 
     @property
     def pattern_name(self) -> str | None:
@@ -200,8 +218,9 @@ class Tokenizer:
     def scanner(self) -> str | None:
         """Which hand-written scanner splits this tokenizer's text: ``gpt2``, ``cl100k``,
         ``o200k``, or a variant of one of those families that open models use (Llama 3's
-        pattern is ``"cl100k family, no \\s++$"``); None when the pattern runs on the
-        general regex engine, which is many times slower."""
+        pattern is ``"cl100k family, no \\s++$"``), or ``DeepSeek V3`` (its three patterns on one
+        scanner); None when the patterns run on the general regex engine, which is many times
+        slower."""
         return self._core.scanner
 
     @property
@@ -232,15 +251,16 @@ class Tokenizer:
     @property
     def mergeable_ranks(self) -> dict[bytes, int]:
         """Token bytes -> rank for the ordinary tokens (built on demand)."""
-        return {t: i for i, t in enumerate(self._core.tokens())}
+        return {t: i for i, t in enumerate(self._core.tokens()) if t}
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every ordinary token, sorted (as tiktoken returns them)."""
-        return sorted(self._core.tokens())
+        return sorted(filter(None, self._core.tokens()))
 
     def token_bytes_list(self) -> list[bytes]:
-        """The bytes of every ordinary token, indexed by id (a new list each call; special
-        tokens are not in it).
+        """The bytes of every ordinary token, indexed by id, ``b""`` for an id below the last
+        ordinary one that no ordinary token has (a new list each call; special tokens are not
+        in it).
 
         >>> import tokenmill
         >>> tokens = tokenmill.load("gpt2").token_bytes_list()
@@ -284,7 +304,7 @@ class Tokenizer:
             raise WrongTypeError(
                 f"token must be an int (a token id), not {type(token).__name__} {token!r:.40}"
             ) from None
-        return value >= self._core.n_ranks and value in self._specials.values()
+        return value in self._special_ids
 
     # ------------------------------------------------------------------------------- encoding
 
@@ -851,7 +871,7 @@ class StreamDecoder:
 
 def _rebuild(
     tokens: list[bytes],
-    pattern: str,
+    pattern: Pattern,
     special_tokens: dict[str, int],
     name: str,
     merges: Sequence[Merge] | None,
@@ -978,15 +998,21 @@ def _ids_error(ids: Sequence[Any], n_vocab: int) -> TokenmillError:
 
 
 def need_pattern(pattern: object) -> None:
-    """A :class:`WrongTypeError` unless ``pattern`` is a str, an
-    :class:`InvalidPatternError` if it holds a lone surrogate (not text UTF-8 can hold)."""
-    if not isinstance(pattern, str):
+    """A :class:`WrongTypeError` unless ``pattern`` is a str or a non-empty list or tuple of
+    them (applied one after another), an :class:`InvalidPatternError` if one holds a lone
+    surrogate (not text UTF-8 can hold)."""
+    if isinstance(pattern, str):
+        patterns = [pattern]
+    elif isinstance(pattern, list | tuple) and pattern and all(isinstance(p, str) for p in pattern):
+        patterns = list(pattern)
+    else:
         raise WrongTypeError(
-            f"pattern must be str, not {type(pattern).__name__} (a name: gpt2, cl100k, o200k, "
-            "or a regex)"
+            f"pattern must be str, not {type(pattern).__name__} {pattern!r:.40} (a name: gpt2, "
+            "cl100k, o200k, or a regex; or a list of them, applied one after another)"
         )
-    if problem := lone_surrogate(pattern):
-        raise InvalidPatternError(f"invalid split pattern {pattern!r:.60}: it holds {problem}")
+    for one in patterns:
+        if problem := lone_surrogate(one):
+            raise InvalidPatternError(f"invalid split pattern {one!r:.60}: it holds {problem}")
 
 
 def need_normalizer(normalizer: object) -> None:
@@ -1070,8 +1096,8 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _dense_tokens(ranks: Mapping[bytes, int] | Sequence[bytes]) -> list[bytes]:
-    """Token bytes indexed by rank; the ranks must be exactly 0..n-1."""
+def _tokens_by_rank(ranks: Mapping[bytes, int] | Sequence[bytes]) -> list[bytes]:
+    """Token bytes indexed by rank, ``b""`` for a gap (a rank no token has)."""
     if not isinstance(ranks, Mapping):
         if isinstance(ranks, str | bytes | bytearray) or not isinstance(ranks, Iterable):
             raise WrongTypeError(
@@ -1086,19 +1112,28 @@ def _dense_tokens(ranks: Mapping[bytes, int] | Sequence[bytes]) -> list[bytes]:
             t if type(t) is bytes else _token_bytes(t, f"mergeable_ranks[{i}]")
             for i, t in enumerate(given)
         ]
-    tokens: list[bytes | None] = [None] * len(ranks)
+    # The core takes at most as many gaps as tokens; a larger rank must not size the list.
+    most = 2 * sum(1 for t in ranks if t)
     for token, rank in ranks.items():
-        if not isinstance(rank, int) or not 0 <= rank < len(ranks):
+        if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank < most:
             raise InvalidVocabError(
-                f"rank {rank!r} of token {token!r} is outside 0..{len(ranks) - 1}: ranks must "
-                "be the numbers 0..n-1 without gaps"
+                f"rank {rank!r} of token {token!r} is outside 0..{most - 1}: ranks are ints "
+                "from 0, and may leave fewer gaps than there are tokens"
             )
-        if tokens[rank] is not None:
-            raise InvalidVocabError(f"rank {rank} is given to both {tokens[rank]!r} and {token!r}")
+    tokens = [b""] * (max(ranks.values(), default=-1) + 1)
+    if len(set(ranks.values())) < len(ranks):
+        by_rank: dict[int, bytes] = {}
+        for token, rank in ranks.items():
+            if rank in by_rank:
+                raise InvalidVocabError(
+                    f"rank {rank} is given to both {by_rank[rank]!r} and {token!r}"
+                )
+            by_rank[rank] = token
+    for token, rank in ranks.items():
         tokens[rank] = (
             token if type(token) is bytes else _token_bytes(token, "a key of mergeable_ranks")
         )
-    return tokens  # type: ignore[return-value]
+    return tokens
 
 
 def _token_bytes(token: object, where: str) -> bytes:
@@ -1111,6 +1146,7 @@ def _token_bytes(token: object, where: str) -> bytes:
 
 __all__ = [
     "Merge",
+    "Pattern",
     "StreamDecoder",
     "Tokenizer",
     "UnknownTokenIdError",

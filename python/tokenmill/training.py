@@ -30,6 +30,7 @@ from tokenmill.errors import (
     TrainingWarning,
     WrongTypeError,
 )
+from tokenmill.patterns import scanner
 from tokenmill.progress import StatusLine
 from tokenmill.sources.cut import may_cut
 from tokenmill.sources.files import InputFile, input_file
@@ -133,7 +134,7 @@ def train(
     writer = _log_writer(log, verbose)
 
     trainer = _core.CoreTrainer(pattern, specials, threads)
-    cut_text = may_cut(_core.scanner_of(pattern), specials)
+    cut_text = may_cut(scanner(pattern), specials)
     bar = _Progress(progress)
     if engine == "ray":
         counts = _count_on_ray(

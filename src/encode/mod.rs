@@ -68,7 +68,7 @@ impl Encoder {
         splitter: Splitter,
         specials: &[(String, u32)],
     ) -> Result<Encoder, Error> {
-        let specials = Specials::new(specials, vocab.len())?;
+        let specials = Specials::new(specials, &vocab)?;
         Ok(Encoder {
             vocab,
             splitter,
@@ -595,5 +595,67 @@ mod tests {
             e.decode_bytes(&[299], &mut bytes),
             Err(Error::UnknownTokenId { id: 299 })
         );
+    }
+
+    /// A vocabulary with gaps encodes as the same vocabulary without them, each id moved past
+    /// the gaps below it (the order of ranks, which is the merges' priority, is the same);
+    /// special tokens in gaps encode and decode to their ids, empty gaps decode to nothing.
+    #[test]
+    fn gaps_move_ids_and_change_nothing_else() {
+        let mut rng = Rng(31);
+        for round in 0..20 {
+            let dense = testing::random(&mut rng, 40 + round * 10);
+            let tokens: Vec<Vec<u8>> = (0..dense.len() as u32)
+                .map(|r| dense.token(r).to_vec())
+                .collect();
+            // Gaps before the bytes (Tekken), between ranks (p50k_base) and at random.
+            let mut gapped: Vec<Vec<u8>> = vec![Vec::new(); round % 3];
+            let mut id_of = Vec::new();
+            for t in tokens {
+                while rng.below(20) == 0 {
+                    gapped.push(Vec::new());
+                }
+                id_of.push(gapped.len() as u32);
+                gapped.push(t);
+            }
+            let gaps: Vec<u32> = (0..gapped.len() as u32)
+                .filter(|&r| gapped[r as usize].is_empty())
+                .collect();
+            let specials: Vec<(String, u32)> = gaps
+                .iter()
+                .step_by(2)
+                .enumerate()
+                .map(|(k, &id)| (format!("<|{k}|>"), id))
+                .collect();
+            let splitter = Splitter::new("gpt2").unwrap();
+            let plain = Encoder::new(dense, splitter.clone(), &[]).unwrap();
+            let e = Encoder::new(Vocab::new(&gapped).unwrap(), splitter, &specials).unwrap();
+            for _ in 0..20 {
+                let text: String = (0..rng.below(80))
+                    .map(|_| ['a', 'b', 'c', ' ', '\n'][rng.below(5)])
+                    .collect();
+                let (mut want, mut got) = (Vec::new(), Vec::new());
+                plain.encode_ordinary(&text, &mut want).unwrap();
+                e.encode_ordinary(&text, &mut got).unwrap();
+                let moved: Vec<u32> = want.iter().map(|&r| id_of[r as usize]).collect();
+                assert_eq!(got, moved, "{text:?}");
+                let mut bytes = Vec::new();
+                e.decode_bytes(&got, &mut bytes).unwrap();
+                assert_eq!(bytes, text.as_bytes());
+            }
+            for (k, (name, id)) in specials.iter().enumerate() {
+                let mut out = Vec::new();
+                e.encode(&format!("a{name}"), Allowed::All, Allowed::None, &mut out)
+                    .unwrap();
+                assert_eq!(out, [id_of[b'a' as usize], *id], "special {k}");
+                assert_eq!(e.token_bytes(*id).unwrap(), name.as_bytes());
+            }
+            for &gap in gaps.iter().skip(1).step_by(2) {
+                assert_eq!(
+                    e.token_bytes(gap),
+                    Err(Error::UnknownTokenId { id: gap as u64 })
+                );
+            }
+        }
     }
 }

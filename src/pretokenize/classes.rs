@@ -155,6 +155,15 @@ pub(super) fn blank_lanes(w: u64) -> u64 {
     !(nonzero(w ^ (ONES * b' ' as u64)) & nonzero(w ^ (ONES * b'\t' as u64))) & HI
 }
 
+/// Lanes of `w` that are ASCII control characters other than whitespace (`\x00`..`\x08`,
+/// `\x0E`..`\x1F`, `\x7F`).
+#[inline(always)]
+pub(super) fn control_lanes(w: u64) -> u64 {
+    let x = w & LOW7;
+    let below_space = !(x + ONES * 0x60) & HI;
+    (below_space & !in_range(x, 0x09, 0x0D) | in_range(x, 0x7F, 0x7F)) & !w
+}
+
 /// Lanes of `w` that are ASCII uppercase letters `[A-Z]`.
 #[inline(always)]
 pub(super) fn upper_lanes(w: u64) -> u64 {
@@ -374,6 +383,8 @@ mod tests {
                 assert_eq!(lane(lower_lanes), cls & LO != 0, "{c}");
                 assert_eq!(lane(upper_lanes), cls & UP != 0, "{c}");
                 assert_eq!(lane(blank_lanes), c == b' ' || c == b'\t', "{c}");
+                let control = c < 0x80 && cls & (OTHER | WS) == OTHER && !c.is_ascii_graphic();
+                assert_eq!(lane(control_lanes), control, "{c}");
             }
         }
     }

@@ -72,11 +72,12 @@ mod tests {
 
     #[test]
     fn cutting_at_either_rule_keeps_the_chunks_of_every_scanner_shape() {
-        let text = "Hello, world!\nIt's 2024.\n\nNew  \nline\tend\t\nx \n\n1 2\r\nok!\n/path\n\u{e9}t\u{e9}\n\u{a0}\nZ said so";
+        let text = "Hello, world!\nIt's 2024.\n中文\n1a\n\n\nNew  \nline\tend\t\nx \n\n1 2\r\nok!\n/path\n\u{e9}t\u{e9}\n\u{a0}\nZ said so";
         let b = text.as_bytes();
-        for shape in Shape::ALL {
-            let pattern = shape.pattern();
-            let s = Splitter::new(&pattern).unwrap();
+        let deepseek = Splitter::sequence(&crate::pretokenize::deepseek::STAGES).unwrap();
+        let splitters = Shape::ALL.map(|shape| Splitter::new(&shape.pattern()).unwrap());
+        for s in splitters.iter().chain([&deepseek]) {
+            let pattern = s.pattern();
             let whole = s.chunks(text).unwrap();
             type Rule = fn(&[u8], usize) -> Option<usize>;
             let rules: [Rule; 2] = [|b, at| next_newline_cut(b, at, b.len()), next_cut];

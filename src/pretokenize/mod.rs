@@ -31,6 +31,7 @@ mod blocks;
 mod cl100k;
 mod classes;
 pub mod cut;
+mod deepseek;
 mod gpt2;
 mod isa;
 mod o200k;
@@ -40,6 +41,7 @@ pub mod shapes;
 #[rustfmt::skip]
 mod tables;
 
+pub use deepseek::STAGES as DEEPSEEK_V3_STAGES;
 pub use scan::BOUNDS;
 use scan::{scan, Sink};
 pub use shapes::{Shape, CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN};
@@ -131,6 +133,13 @@ enum Kind {
     /// A regex on fancy-regex: a custom pattern, or one forced onto the regex engine
     /// ([`Splitter::with_regex_engine`]).
     Regex(Box<fancy_regex::Regex>),
+    /// Splitters applied one after another, as HF's `Sequence` of `Split` pre-tokenizers:
+    /// each splits every chunk of the one before as a text of its own (so `$` and lookarounds
+    /// see the chunk's ends). Never nested, at least two.
+    Sequence(Box<[Splitter]>),
+    /// DeepSeek V3's three stages (`deepseek::STAGES`), on one scanner; the stages are kept
+    /// for what they are, not run.
+    DeepSeek(Box<[Splitter]>),
 }
 
 /// Run `$body` with `$S` the scanner type of the shape `$shape` (one copy of the body per
@@ -280,20 +289,80 @@ impl Splitter {
         })
     }
 
-    /// Whether this splitter runs a hand-written scanner (rather than the regex engine).
-    pub fn is_scanner(&self) -> bool {
-        matches!(self.kind, Kind::Scanner(_))
+    /// A splitter that applies `patterns` one after another, each to every chunk of the one
+    /// before as a text of its own (HF's `Sequence` of `Split` pre-tokenizers, each
+    /// `Isolated`); one pattern is [`Splitter::new`]'s. DeepSeek V3's stages run on one scanner.
+    pub fn sequence(patterns: &[impl AsRef<str>]) -> Result<Splitter, Error> {
+        let mut split = Splitter::stages(patterns)?;
+        if deepseek::is_deepseek(patterns) {
+            if let Kind::Sequence(stages) = split.kind {
+                split.kind = Kind::DeepSeek(stages);
+            }
+        }
+        Ok(split)
     }
 
-    /// The shape of the scanner this splitter runs, if it runs one.
-    pub fn shape(&self) -> Option<Shape> {
-        match self.kind {
-            Kind::Scanner(shape) => Some(shape),
-            Kind::Regex(_) => None,
+    /// [`Splitter::sequence`] with every stage run on its own.
+    fn stages(patterns: &[impl AsRef<str>]) -> Result<Splitter, Error> {
+        match patterns {
+            [] => Err(Error::InvalidPattern {
+                pattern: String::new(),
+                message: "a sequence of patterns needs one at least".to_string(),
+            }),
+            [one] => Splitter::new(one.as_ref()),
+            _ => {
+                let stages: Vec<Splitter> = patterns
+                    .iter()
+                    .map(|p| Splitter::new(p.as_ref()))
+                    .collect::<Result<_, _>>()?;
+                Ok(Splitter {
+                    pattern: stages
+                        .iter()
+                        .map(|s| s.pattern.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" then "),
+                    kind: Kind::Sequence(stages.into()),
+                    named: None,
+                })
+            }
         }
     }
 
-    /// The full pattern string (tiktoken's string for named patterns).
+    /// The patterns this splitter applies, one after another: one, but for a sequence.
+    pub fn patterns(&self) -> Vec<&str> {
+        match &self.kind {
+            Kind::Sequence(stages) | Kind::DeepSeek(stages) => {
+                stages.iter().map(|s| s.pattern.as_str()).collect()
+            }
+            _ => vec![self.pattern.as_str()],
+        }
+    }
+
+    /// Whether this splitter runs a hand-written scanner (rather than the regex engine).
+    pub fn is_scanner(&self) -> bool {
+        matches!(self.kind, Kind::Scanner(_) | Kind::DeepSeek(_))
+    }
+
+    /// The shape of the scanner this splitter runs, if it runs one of a single pattern.
+    pub fn shape(&self) -> Option<Shape> {
+        match self.kind {
+            Kind::Scanner(shape) => Some(shape),
+            Kind::Regex(_) | Kind::Sequence(_) | Kind::DeepSeek(_) => None,
+        }
+    }
+
+    /// The name of the scanner this splitter runs ([`Shape::describe`], or DeepSeek V3's
+    /// stages), or `None` on the regex engine.
+    pub fn scanner(&self) -> Option<String> {
+        match self.kind {
+            Kind::Scanner(shape) => Some(shape.describe()),
+            Kind::DeepSeek(_) => Some("DeepSeek V3".to_string()),
+            Kind::Regex(_) | Kind::Sequence(_) => None,
+        }
+    }
+
+    /// The full pattern string (tiktoken's string for named patterns; a sequence's patterns
+    /// joined by " then ", for messages: [`Splitter::patterns`] lists them).
     pub fn pattern(&self) -> &str {
         &self.pattern
     }
@@ -404,6 +473,11 @@ impl Splitter {
         match &self.kind {
             Kind::Scanner(shape) => with_scanner!(*shape, S => scan::<S>(isa, text, &mut sink)?),
             Kind::Regex(re) => regex::split(re, text, &mut sink)?,
+            Kind::Sequence(stages) => split_in_stages(isa, stages, text, &mut |end| {
+                sink.push(end);
+                sink.flush_if_full();
+            })?,
+            Kind::DeepSeek(_) => scan::<deepseek::DeepSeek>(isa, text, &mut sink)?,
         }
         sink.finish();
         Ok(())
@@ -423,6 +497,10 @@ impl Splitter {
                 with_scanner!(*shape, S => scan::<PerChar<S>>(Baseline, text, &mut sink)?)
             }
             Kind::Regex(re) => regex::split(re, text, &mut sink)?,
+            Kind::Sequence(stages) => split_in_stages(Baseline, stages, text, &mut |end| {
+                sink.push(end);
+            })?,
+            Kind::DeepSeek(_) => scan::<PerChar<deepseek::DeepSeek>>(Baseline, text, &mut sink)?,
         }
         sink.finish();
         Ok(all)
@@ -447,6 +525,66 @@ impl Splitter {
         self.split(text, |c| out.push(c))?;
         Ok(out)
     }
+}
+
+/// The chunks of `text` under `stages`, one after another: each chunk of the first stage is
+/// split by the rest ([`refine`]); `end` gets the end of each final chunk, in order. The first
+/// stage streams its chunks in batches; the rest work a chunk at a time, stage by stage, so
+/// that splitters are never nested more than two deep (a scanner's frames are large).
+fn split_in_stages(
+    isa: impl isa::Isa,
+    stages: &[Splitter],
+    text: &str,
+    end: &mut dyn FnMut(usize),
+) -> Result<(), Error> {
+    let Some((first, rest)) = stages.split_first() else {
+        end(text.len());
+        return Ok(());
+    };
+    let mut inner = Ok(());
+    let mut start = 0;
+    let (mut bounds, mut spare) = (Vec::new(), Vec::new());
+    first.split_bounds_on(isa, text, |at| {
+        for &stop in &at[1..] {
+            if inner.is_ok() {
+                inner = refine(isa, rest, text, (start, stop), &mut bounds, &mut spare);
+                if inner.is_ok() {
+                    bounds[1..].iter().for_each(|&b| end(b));
+                }
+            }
+            start = stop;
+        }
+    })?;
+    inner
+}
+
+/// The boundaries (into `bounds`: `start` first, `stop` last) of `text[start..stop]` split by
+/// each of `stages` in turn, each splitting every chunk of the one before as a text of its own.
+fn refine(
+    isa: impl isa::Isa,
+    stages: &[Splitter],
+    text: &str,
+    (start, stop): (usize, usize),
+    bounds: &mut Vec<usize>,
+    spare: &mut Vec<usize>,
+) -> Result<(), Error> {
+    bounds.clear();
+    bounds.extend([start, stop]);
+    for stage in stages {
+        spare.clear();
+        spare.push(start);
+        for w in bounds.windows(2) {
+            // Bounds are character boundaries, increasing (`split_bounds`).
+            let chunk = text
+                .get(w[0]..w[1])
+                .ok_or_else(|| scan::internal_error(w[0]))?;
+            stage.split_bounds_on(isa, chunk, |at| {
+                spare.extend(at[1..].iter().map(|&b| w[0] + b));
+            })?;
+        }
+        std::mem::swap(bounds, spare);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -616,6 +754,86 @@ mod tests {
         }
     }
 
+    /// The chunks of `text` under `stages` applied one after another, each to every chunk of
+    /// the one before: what a sequence must give.
+    fn in_turn<'t>(stages: &[Splitter], text: &'t str) -> Vec<&'t str> {
+        let mut chunks = vec![text];
+        for stage in stages {
+            chunks = chunks
+                .iter()
+                .flat_map(|c| stage.chunks(c).unwrap())
+                .collect();
+        }
+        chunks
+    }
+
+    /// A sequence splits each chunk of a stage as a text of its own: the same chunks as the
+    /// stages' regexes applied one after another on the regex engine, on random text long
+    /// enough to take many batches of boundaries, with stages a scanner runs and `$` anchors
+    /// that see a chunk's end.
+    #[test]
+    fn sequences_split_each_chunk_of_the_stage_before() {
+        let sequences: [&[&str]; 4] = [
+            &[r"\p{N}{1,3}", "[\u{4e00}-\u{9fa5}]+", "cl100k"],
+            &[r"\p{N}", "gpt2"],
+            &[
+                r"[\r\n]",
+                r"\s?[A-Za-z]+",
+                r"\s?[!-/:-~]+",
+                r"\s+$",
+                "o200k",
+            ],
+            &[r"\s+$", r"\d+"],
+        ];
+        let atoms = [
+            " ",
+            "  ",
+            "\n",
+            "\r\n",
+            "a",
+            "Word",
+            " the",
+            "12345",
+            "7",
+            "中文字",
+            "!",
+            "?!",
+            "'s",
+            "é",
+            "\t",
+            ".\n",
+        ];
+        let mut next = xorshift(0x5e9_5e9);
+        for patterns in sequences {
+            let s = Splitter::sequence(patterns).unwrap();
+            let full: Vec<String> = patterns
+                .iter()
+                .map(|p| Splitter::new(p).unwrap().pattern().to_string())
+                .collect();
+            assert_eq!(s.patterns(), full);
+            assert!(!s.is_scanner() && s.shape().is_none());
+            let on_regex_engine: Vec<Splitter> = patterns
+                .iter()
+                .map(|p| Splitter::with_regex_engine(p).unwrap())
+                .collect();
+            for round in 0..60 {
+                let n = if round % 10 == 0 {
+                    5000
+                } else {
+                    (next() % 40) as usize
+                };
+                let text: String = (0..n)
+                    .map(|_| atoms[(next() % atoms.len() as u64) as usize])
+                    .collect();
+                let want = in_turn(&on_regex_engine, &text);
+                assert_eq!(s.chunks(&text).unwrap(), want, "{patterns:?} {text:?}");
+            }
+        }
+        assert!(Splitter::sequence(&[] as &[&str]).is_err());
+        assert!(Splitter::sequence(&["gpt2"]).unwrap().is_scanner());
+        assert!(Splitter::sequence(&["gpt2", "("]).is_err());
+    }
+
     #[test]
     fn scanners_equal_the_regex_engine_on_random_text() {
         let atoms = [
@@ -672,6 +890,54 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// DeepSeek V3's scanner gives the chunks of its three stages applied one after another on
+    /// the regex engine, by both of its paths, on random text over the characters each stage
+    /// and alternative is about: numbers of every script, CJK and kana (with the punctuation
+    /// and marks in stage 2's ranges), ASCII and other punctuation and symbols before ASCII and
+    /// other letters, marks, whitespace runs with and without line ends, controls and format
+    /// characters (of no class).
+    #[test]
+    fn deepseek_scanner_equals_its_stages_on_the_regex_engine() {
+        let fused = Splitter::sequence(&deepseek::STAGES).unwrap();
+        assert!(fused.is_scanner() && fused.shape().is_none());
+        assert_eq!(fused.patterns(), deepseek::STAGES);
+        let stages: Vec<Splitter> = deepseek::STAGES
+            .iter()
+            .map(|p| Splitter::with_regex_engine(p).unwrap())
+            .collect();
+        let atoms = [
+            " ", " ", "  ", "\t", "\n", "\r\n", "\u{b}", "\u{a0}", "\u{3000}", "\u{85}", "a", "Z",
+            "the", " the", "é", "Ж", "\u{301}", "\u{3099}", "ʰ", "1", "12", "٣", "Ⅻ", "²", "中",
+            "文字", "の", "ア", "・", "゠", "ー", "〇", "゛", "\u{3040}", "\u{3097}", "ゝ", "、",
+            "。", "!", "'", ".", "-", "$", "«", "—", "€", "😀", "\0", "\u{1}", "\u{7f}",
+            "\u{200b}", "\u{ad}", "\u{e000}", "\u{378}", "한", "ก", "'s", ".com", "\n  ",
+        ];
+        let mut next = xorshift(0xD5EE_C0DE);
+        for round in 0..30_000 {
+            let n = if round % 1000 == 999 {
+                3000
+            } else {
+                (next() % 14) as usize
+            };
+            let text: String = (0..n)
+                .map(|_| atoms[(next() % atoms.len() as u64) as usize])
+                .collect();
+            let want = in_turn(&stages, &text);
+            let got = fused.chunks(&text).unwrap();
+            if got != want {
+                let k = got.iter().zip(&want).take_while(|(a, b)| a == b).count();
+                let (from, to) = (k.saturating_sub(3), k + 3);
+                panic!(
+                    "chunk {k}: {:?} vs {:?}",
+                    &got[from..to.min(got.len())],
+                    &want[from..to.min(want.len())]
+                );
+            }
+            let (blocks, per_char) = scan::tests::both_paths::<deepseek::DeepSeek>(&text);
+            assert_eq!(blocks, per_char, "{text:?}");
         }
     }
 
@@ -766,6 +1032,8 @@ mod tests {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
+            let (blocks, per_char) = scan::tests::both_paths::<deepseek::DeepSeek>(&text);
+            assert!(blocks == per_char, "DeepSeek {}", path.display());
             for name in some_shapes(round) {
                 let (blocks, per_char) = both_paths(name, &text);
                 if blocks != per_char {

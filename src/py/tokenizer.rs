@@ -50,6 +50,15 @@ fn special_pairs(
         .collect()
 }
 
+/// The pattern argument: one pattern (a name or regex), or a list applied one after another
+/// (`Splitter::sequence`).
+fn patterns_of(pattern: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    match pattern.extract::<String>() {
+        Ok(one) => Ok(vec![one]),
+        Err(_) => pattern.extract(),
+    }
+}
+
 /// Which specials an encode call allows/disallows: the string "all" or a list of ids.
 enum SpecialSet {
     All,
@@ -227,18 +236,21 @@ fn ids_from_py(ids: &Bound<'_, PyAny>, n_vocab: usize) -> PyResult<Vec<u32>> {
 
 #[pymethods]
 impl CoreTokenizer {
-    /// tokens: the bytes of each mergeable token, indexed by rank. pattern: a pattern name or
-    /// regex. special_tokens: (string, id) pairs. normalizer: `NFC`, `NFD`, `NFKC`, `NFKD` or
-    /// None, applied to the text between special tokens before it is split.
+    /// tokens: the bytes of each mergeable token, indexed by rank, empty for a rank no token
+    /// has (a gap, where a special token may go). pattern: a pattern name or regex, or a list
+    /// of them applied one after another. special_tokens: (string, id) pairs. normalizer:
+    /// `NFC`, `NFD`, `NFKC`, `NFKD` or None, applied to the text between special tokens before
+    /// it is split.
     #[new]
     #[pyo3(signature = (tokens, pattern, special_tokens, normalizer = None))]
     fn new(
         py: Python<'_>,
         tokens: Vec<Vec<u8>>,
-        pattern: &str,
+        pattern: &Bound<'_, PyAny>,
         special_tokens: Vec<(String, Bound<'_, PyAny>)>,
         normalizer: Option<&str>,
     ) -> PyResult<Self> {
+        let patterns = patterns_of(pattern)?;
         let special_tokens = special_pairs(py, special_tokens)?;
         let normalizer = match normalizer {
             None => None,
@@ -251,7 +263,7 @@ impl CoreTokenizer {
         let enc = py
             .detach(|| {
                 let vocab = Vocab::new(&tokens)?;
-                let splitter = Splitter::new(pattern)?;
+                let splitter = Splitter::sequence(&patterns)?;
                 Encoder::new(vocab, splitter, &special_tokens)
             })
             .map_err(|e| to_py(py, e, None))?;
@@ -263,14 +275,15 @@ impl CoreTokenizer {
     fn from_rank_file(
         py: Python<'_>,
         data: &[u8],
-        pattern: &str,
+        pattern: &Bound<'_, PyAny>,
         special_tokens: Vec<(String, Bound<'_, PyAny>)>,
     ) -> PyResult<Self> {
+        let patterns = patterns_of(pattern)?;
         let special_tokens = special_pairs(py, special_tokens)?;
         let enc = py
             .detach(|| {
                 let vocab = Vocab::new(&vocab::parse_rank_file(data)?)?;
-                let splitter = Splitter::new(pattern)?;
+                let splitter = Splitter::sequence(&patterns)?;
                 Encoder::new(vocab, splitter, &special_tokens)
             })
             .map_err(|e| to_py(py, e, None))?;
@@ -287,9 +300,10 @@ impl CoreTokenizer {
         self.enc.vocab().len()
     }
 
+    /// The split patterns, applied one after another: one, but for a sequence.
     #[getter]
-    fn pattern(&self) -> &str {
-        self.enc.splitter().pattern()
+    fn patterns(&self) -> Vec<&str> {
+        self.enc.splitter().patterns()
     }
 
     #[getter]
@@ -304,7 +318,7 @@ impl CoreTokenizer {
 
     #[getter]
     fn scanner(&self) -> Option<String> {
-        self.enc.splitter().shape().map(|s| s.describe())
+        self.enc.splitter().scanner()
     }
 
     #[getter]
@@ -478,6 +492,16 @@ impl CoreTokenizer {
 
     /// Encode one chunk exactly as the BPE step sees it (no splitting, no specials).
     fn encode_chunk<'py>(&self, py: Python<'py>, chunk: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        if let Some(b) = self.enc.vocab().byte_without_token(chunk) {
+            return Err(raise(
+                py,
+                "NotATokenError",
+                (format!(
+                    "byte 0x{b:02x} is not a token of this vocabulary (it leaves out bytes UTF-8 \
+                     text never holds), so these bytes cannot be encoded"
+                ),),
+            ));
+        }
         let mut out = Vec::new();
         if !chunk.is_empty() {
             self.enc.encode_chunk(chunk, &mut out);
@@ -506,7 +530,7 @@ impl CoreTokenizer {
         Ok(PyBytes::new(py, b))
     }
 
-    /// The bytes of every mergeable token, by rank.
+    /// The bytes of every mergeable token, by rank (empty for a gap).
     fn tokens<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let v = self.enc.vocab();
         PyList::new(

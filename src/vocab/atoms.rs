@@ -169,7 +169,7 @@ impl Atoms {
             let Some((l, r)) = pairs.parents(merged) else {
                 continue;
             };
-            // Tokens are not empty (`Vocab::new` refuses one).
+            // Parents are tokens, never gaps, so never empty.
             let (Some(&x_last), Some(&y_first)) =
                 (tokens[l as usize].last(), tokens[r as usize].first())
             else {

@@ -1,7 +1,12 @@
 //! Vocabularies: token bytes <-> ranks, and what the merges look up (`pairs`, [`atoms`]).
 //!
-//! A rank is a token's id and its merge priority at once (tiktoken's convention): ranks are
-//! dense, `0..len`, and every single byte must be a token so that any input can be encoded.
+//! A rank is a token's id and its merge priority at once (tiktoken's convention), and every
+//! byte UTF-8 text can hold must be a token so that any text can be encoded (those
+//! [`not_utf8`] names may be missing, as in DeepSeek V2's and StarCoder's vocabularies). Ranks run `0..len` and may
+//! leave gaps: ids no ordinary token has, where a vocabulary puts special tokens among its
+//! ranks (OpenAI's p50k_base has `<|endoftext|>` at 50256, between ranks; Mistral's Tekken
+//! numbers its ranks from 1,000, after its special tokens). A gap is an empty token: no text
+//! encodes to it and no merge makes it, so the merges never see it.
 //!
 //! tiktoken merges two adjacent parts whenever their concatenation is a token. A token
 //! usually has several such splits, but only one can ever occur: its *parents*, the two parts
@@ -26,6 +31,12 @@ pub use pairs::MAX_RANKS;
 use pairs::{PairIndex, NONE};
 pub use rank_file::parse_rank_file;
 
+/// Whether byte `b` never occurs in UTF-8 text: 0xc0, 0xc1 (overlong leads) and 0xf5..=0xff.
+/// A vocabulary may leave these out; no token may then hold one.
+pub fn not_utf8(b: u8) -> bool {
+    matches!(b, 0xc0 | 0xc1 | 0xf5..=0xff)
+}
+
 /// Bytes <-> rank maps for the mergeable (non-special) tokens of a vocabulary.
 #[derive(Debug, Clone)]
 pub struct Vocab {
@@ -36,6 +47,8 @@ pub struct Vocab {
     reachable: [bool; 2],
     /// Characters the merge may start from.
     atoms: Atoms,
+    /// Whether every one of the 256 bytes is a token (see [`Vocab::byte_without_token`]).
+    all_bytes: bool,
 }
 
 /// The longest token of the short class of [`Vocab::merges_make_tokens_of`] (as long as the
@@ -81,11 +94,25 @@ fn hash_bytes(bytes: &[u8]) -> u64 {
 }
 
 impl Vocab {
-    /// Build from token bytes indexed by rank. Names the first problem found.
+    /// Build from token bytes indexed by rank, an empty one for each gap (an id that no
+    /// ordinary token has). Names the first problem found.
     pub fn new(tokens: &[Vec<u8>]) -> Result<Vocab, Error> {
         if tokens.len() >= u32::MAX as usize / 2 {
             return Err(Error::InvalidVocab {
                 message: format!("{} tokens is too many", tokens.len()),
+            });
+        }
+        // Gaps take table rows like tokens, so a few tokens with ranks in the billions
+        // (a mistake in a file) must not size tables; real vocabularies leave few gaps.
+        let gaps = tokens.iter().filter(|t| t.is_empty()).count();
+        if gaps > tokens.len() - gaps {
+            return Err(Error::InvalidVocab {
+                message: format!(
+                    "the ranks run to {} but there are only {} tokens: at most as many ids may \
+                     be left without a token as there are tokens",
+                    tokens.len() - 1,
+                    tokens.len() - gaps
+                ),
             });
         }
         let total: usize = tokens.iter().map(Vec::len).sum();
@@ -98,9 +125,8 @@ impl Vocab {
         let mut byte_ranks = [NONE; 256];
         for (rank, t) in tokens.iter().enumerate() {
             if t.is_empty() {
-                return Err(Error::InvalidVocab {
-                    message: format!("token {rank} is empty"),
-                });
+                table.push_gap();
+                continue;
             }
             if let Some(other) = table.insert(t) {
                 return Err(Error::InvalidVocab {
@@ -114,12 +140,30 @@ impl Vocab {
                 byte_ranks[t[0] as usize] = rank as u32;
             }
         }
-        if let Some(b) = byte_ranks.iter().position(|&r| r == NONE) {
+        let missing = |b: usize| byte_ranks[b] == NONE;
+        let all_bytes = !(0..256).any(missing);
+        if let Some(b) = (0..256).find(|&b| missing(b) && !not_utf8(b as u8)) {
             return Err(Error::InvalidVocab {
                 message: format!(
-                    "byte 0x{b:02x} is not a token; a byte-level vocabulary needs all 256 single bytes"
+                    "byte 0x{b:02x} is not a token; a byte-level vocabulary needs every byte \
+                     UTF-8 text can hold (all but 0xc0, 0xc1 and 0xf5..0xff)"
                 ),
             });
+        }
+        if !all_bytes {
+            // Merging looks up each byte of a token: none may be a byte without a token.
+            let held = tokens
+                .iter()
+                .enumerate()
+                .find_map(|(rank, t)| t.iter().find(|&&b| missing(b as usize)).map(|&b| (rank, b)));
+            if let Some((rank, b)) = held {
+                return Err(Error::InvalidVocab {
+                    message: format!(
+                        "token {rank} ({}) holds the byte 0x{b:02x}, which is not a token",
+                        show_bytes(&tokens[rank])
+                    ),
+                });
+            }
         }
         let pairs = PairIndex::new(tokens, byte_ranks);
         let mut reachable = [true; 2];
@@ -134,10 +178,11 @@ impl Vocab {
             pairs,
             reachable,
             atoms,
+            all_bytes,
         })
     }
 
-    /// Number of mergeable tokens (ranks are `0..len`).
+    /// One more than the largest rank: the number of mergeable tokens and gaps.
     #[inline]
     pub fn len(&self) -> usize {
         self.tokens.len()
@@ -148,16 +193,25 @@ impl Vocab {
         self.len() == 0
     }
 
-    /// The bytes of token `rank`. Panics if out of range; callers check with [`Vocab::len`].
+    /// The bytes of token `rank`, empty for a gap. Panics if out of range; callers check with
+    /// [`Vocab::len`].
     #[inline]
     pub fn token(&self, rank: u32) -> &[u8] {
         self.tokens.token(rank)
     }
 
-    /// The bytes of token `rank`, or `None` if there is no such mergeable token.
+    /// The bytes of token `rank`, or `None` if there is no such mergeable token (out of range
+    /// or a gap).
     #[inline]
     pub fn get(&self, rank: u32) -> Option<&[u8]> {
-        ((rank as usize) < self.len()).then(|| self.token(rank))
+        ((rank as usize) < self.len())
+            .then(|| self.token(rank))
+            .filter(|t| !t.is_empty())
+    }
+
+    /// Whether `rank` is in range but no token has it (see the module doc).
+    pub fn is_gap(&self, rank: u32) -> bool {
+        (rank as usize) < self.len() && self.token(rank).is_empty()
     }
 
     /// The rank of a byte string, if it is a token.
@@ -166,10 +220,20 @@ impl Vocab {
         self.tokens.rank(bytes)
     }
 
-    /// The rank of the single-byte token for `b`.
+    /// The rank of the single-byte token for `b` (`u32::MAX` for a byte UTF-8 never holds
+    /// that the vocabulary leaves out: see [`Vocab::byte_without_token`]).
     #[inline]
     pub fn byte_rank(&self, b: u8) -> u32 {
         self.pairs.byte_rank(b)
+    }
+
+    /// The first byte of `bytes` that is no token, if any: every byte of UTF-8 text is one,
+    /// so only merging bytes of another kind needs this check first.
+    pub fn byte_without_token(&self, bytes: &[u8]) -> Option<u8> {
+        if self.all_bytes {
+            return None;
+        }
+        bytes.iter().copied().find(|&b| self.byte_rank(b) == NONE)
     }
 
     /// The rank of `left ++ right` if they are that token's parents (tiktoken's merge rule;
@@ -255,6 +319,11 @@ impl Tokens {
             mask: cap - 1,
             max_len: 0,
         }
+    }
+
+    /// Leave the next rank without a token: its bytes are empty and no lookup finds it.
+    fn push_gap(&mut self) {
+        self.starts.push(self.data.len() as u32);
     }
 
     /// Add `bytes` as the next rank, or return the rank of the token with the same bytes.
@@ -395,8 +464,62 @@ mod tests {
         assert!(err.contains("257 and 259"), "{err}");
         let err = Vocab::new(&[b"a".to_vec()]).unwrap_err().to_string();
         assert!(err.contains("byte 0x00"), "{err}");
-        let err = Vocab::new(&bytes_plus(&[b""])).unwrap_err().to_string();
-        assert!(err.contains("token 256 is empty"), "{err}");
+        let mut far = bytes_plus(&[b"ab"]);
+        far.resize(1000, Vec::new());
+        far.push(b"abc".to_vec());
+        let err = Vocab::new(&far).unwrap_err().to_string();
+        assert!(
+            err.contains("run to 1000 but there are only 258 tokens"),
+            "{err}"
+        );
+    }
+
+    /// The bytes UTF-8 never holds may be left out, and then no token may hold one; any other
+    /// byte is needed.
+    #[test]
+    fn bytes_utf8_never_holds_may_be_missing() {
+        let utf8: Vec<Vec<u8>> = (0..=255u8)
+            .filter(|&b| !not_utf8(b))
+            .map(|b| vec![b])
+            .collect();
+        assert_eq!(utf8.len(), 256 - 13);
+        let mut tokens = utf8.clone();
+        tokens.push("é".as_bytes().to_vec());
+        let v = Vocab::new(&tokens).unwrap();
+        assert_eq!(v.byte_without_token("é€🙂".as_bytes()), None);
+        assert_eq!(v.byte_without_token(b"a\xff\xc0"), Some(0xff));
+        let all: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        let all = Vocab::new(&all).unwrap();
+        assert_eq!(all.byte_without_token(b"\xff"), None);
+        assert_eq!(v.rank("é".as_bytes()), Some(243));
+        let mut held = utf8.clone();
+        held.push(b"a\xc0".to_vec());
+        let err = Vocab::new(&held).unwrap_err().to_string();
+        assert!(err.contains("holds the byte 0xc0"), "{err}");
+        let err = Vocab::new(&utf8[1..]).unwrap_err().to_string();
+        assert!(err.contains("byte 0x00 is not a token"), "{err}");
+    }
+
+    /// Gaps (empty tokens) are ids without a token: no lookup finds them, no merge makes
+    /// them, and ranks around them keep their priority.
+    #[test]
+    fn gaps_are_ids_without_a_token() {
+        let mut tokens = vec![Vec::new(); 3];
+        tokens.extend(bytes_plus(&[b"ab", b"", b"abc", b"", b"", b"bc"]));
+        let v = Vocab::new(&tokens).unwrap();
+        assert_eq!(v.len(), 3 + 256 + 6);
+        assert_eq!(v.byte_rank(b'a'), 3 + 97);
+        assert_eq!(v.rank(b"abc"), Some(261));
+        assert_eq!(v.rank(b""), None);
+        assert_eq!(v.get(0), None);
+        assert_eq!(v.get(260), None);
+        assert_eq!(v.get(261), Some(&b"abc"[..]));
+        assert!(v.is_gap(0) && v.is_gap(260) && v.is_gap(263) && !v.is_gap(264));
+        assert!(!v.is_gap(265));
+        assert_eq!(v.parents(261), Some((259, 3 + 99)));
+        assert_eq!(v.parents(260), None);
+        assert_eq!(v.parents(264), Some((3 + 98, 3 + 99)));
+        assert!(v.merges_make_tokens_of(2) && v.merges_make_tokens_of(3));
     }
 
     #[test]

@@ -2,20 +2,17 @@
 
 use crate::error::Error;
 
-/// Parse a tiktoken rank file (`<base64 token> <rank>` per line) into tokens by rank.
+/// Parse a tiktoken rank file (`<base64 token> <rank>` per line) into tokens by rank, an
+/// empty one for each rank no line gives and for an empty token (a gap, see
+/// [`crate::vocab`]).
 ///
-/// Strict: bad base64, a missing rank, a repeated rank, or a gap in the ranks is an error
-/// naming the 1-based line (for a gap, the rank that is missing). A repeated token is
-/// `Vocab::new`'s to refuse.
+/// Strict: bad base64, a missing rank field or a repeated rank is an error naming the
+/// 1-based line. A repeated token is `Vocab::new`'s to refuse.
 pub fn parse_rank_file(data: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
     let bad = |line: usize, message: String| Error::VocabFile { line, message };
-    let mut tokens: Vec<Option<Vec<u8>>> = Vec::new();
-    let mut line_of: Vec<usize> = Vec::new();
-    let mut n = 0usize;
-    // Ranks are 0..n without gaps, one a line, so none can reach the number of lines: a
-    // larger one means a gap, and is kept out of the table it would size.
-    let lines = memchr::memchr_iter(b'\n', data).count() + 1;
-    let mut beyond: Option<(usize, usize)> = None;
+    // (rank, token, line) for each line first: a rank sizes the table, so it must be checked
+    // against how many tokens there are before the table is made.
+    let mut given: Vec<(usize, Vec<u8>, usize)> = Vec::new();
     for (i, raw) in data.split(|&b| b == b'\n').enumerate() {
         let line = i + 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
@@ -29,15 +26,18 @@ pub fn parse_rank_file(data: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
                 "expected '<base64 token> <rank>'; the line is truncated or malformed".into(),
             ));
         };
-        let token = decode_base64(tok).ok_or_else(|| {
-            bad(
-                line,
-                format!("bad base64 {:?}", String::from_utf8_lossy(tok)),
-            )
-        })?;
-        if token.is_empty() {
-            return Err(bad(line, "the token is empty".into()));
-        }
+        // Padding alone is base64 of nothing, an empty token: tiktoken takes one (Whisper's
+        // multilingual.tiktoken ends with `= 50256`) and no text encodes to it, so it is a gap.
+        let token = if tok.iter().all(|&c| c == b'=') {
+            Vec::new()
+        } else {
+            decode_base64(tok).ok_or_else(|| {
+                bad(
+                    line,
+                    format!("bad base64 {:?}", String::from_utf8_lossy(tok)),
+                )
+            })?
+        };
         let rank: usize = std::str::from_utf8(rank)
             .ok()
             .and_then(|r| r.parse().ok())
@@ -51,56 +51,38 @@ pub fn parse_rank_file(data: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
                     ),
                 )
             })?;
-        if rank >= lines {
-            beyond = beyond.or(Some((line, rank)));
-            n += 1;
-            continue;
-        }
-        if rank >= tokens.len() {
-            tokens.resize(rank + 1, None);
-            line_of.resize(rank + 1, 0);
-        }
-        if tokens[rank].is_some() {
+        given.push((rank, token, line));
+    }
+    let tokens_given = given.iter().filter(|g| !g.1.is_empty()).count();
+    if tokens_given == 0 {
+        return Err(bad(1, "the file has no tokens".into()));
+    }
+    // `Vocab::new` takes at most as many gaps as tokens: a larger rank is a mistake (a rank in
+    // the billions would ask for gigabytes), refused before it sizes anything.
+    let most = 2 * tokens_given;
+    if let Some((rank, _, line)) = given.iter().find(|g| g.0 >= most) {
+        return Err(bad(
+            *line,
+            format!(
+                "rank {rank} is far past the file's {tokens_given} tokens: ranks must be \
+                 below {most}, twice as many"
+            ),
+        ));
+    }
+    let top = given.iter().map(|g| g.0).max().unwrap_or(0);
+    let mut tokens: Vec<Vec<u8>> = vec![Vec::new(); top + 1];
+    let mut line_of: Vec<usize> = vec![0; top + 1];
+    for (rank, token, line) in given {
+        if line_of[rank] > 0 {
             return Err(bad(
                 line,
                 format!("rank {rank} was already given on line {}", line_of[rank]),
             ));
         }
-        tokens[rank] = Some(token);
+        tokens[rank] = token;
         line_of[rank] = line;
-        n += 1;
     }
-    if n == 0 {
-        return Err(bad(1, "the file has no tokens".into()));
-    }
-    if let Some((line, rank)) = beyond {
-        let missing = tokens
-            .iter()
-            .position(Option::is_none)
-            .unwrap_or(tokens.len());
-        return Err(bad(
-            line,
-            format!(
-                "rank {missing} is missing: ranks must be 0..{} without gaps, and this line \
-                 has rank {rank}",
-                n - 1
-            ),
-        ));
-    }
-    if let Some(missing) = tokens.iter().position(Option::is_none) {
-        return Err(bad(
-            line_of[missing + 1..]
-                .iter()
-                .copied()
-                .find(|&l| l > 0)
-                .unwrap_or(0),
-            format!(
-                "rank {missing} is missing: ranks must be 0..{} without gaps",
-                tokens.len() - 1
-            ),
-        ));
-    }
-    Ok(tokens.into_iter().flatten().collect())
+    Ok(tokens)
 }
 
 /// Strict standard base64 (with padding), as tiktoken writes it.
@@ -159,16 +141,27 @@ mod tests {
         assert!(line(b"YQ== 0\nYg== 0\n")
             .1
             .contains("already given on line 1"));
-        let (l, m) = line(b"YQ== 0\nYg== 2\n");
-        assert!(m.contains("rank 1 is missing"), "{m}");
-        assert_eq!(l, 2);
+        // A rank no line gives is a gap: an empty token.
+        assert_eq!(
+            parse_rank_file(b"YQ== 0\nYg== 2\n").unwrap(),
+            [b"a".to_vec(), Vec::new(), b"b".to_vec()]
+        );
         assert!(line(b"YQ== x\n").1.contains("not a non-negative integer"));
         assert!(line(b"").1.contains("no tokens"));
+        assert!(line(b"YQ== 0\n!!!! 1\n").1.contains("bad base64"));
+        // Padding alone is an empty token, a gap.
+        assert_eq!(
+            parse_rank_file(b"YQ== 0\n= 1\nYg== 2\n").unwrap(),
+            [b"a".to_vec(), Vec::new(), b"b".to_vec()]
+        );
+        assert!(line(b"= 0\n").1.contains("no tokens"));
         // A rank no file of its length can reach is refused before it sizes a table (a
         // rank of a billion would ask for 24 GB).
         let (l, m) = line(b"YQ== 0\nYg== 1000000000\n");
         assert_eq!(l, 2);
-        assert!(m.contains("rank 1 is missing"), "{m}");
-        assert!(m.contains("this line has rank 1000000000"), "{m}");
+        assert!(
+            m.contains("rank 1000000000 is far past the file's 2 tokens"),
+            "{m}"
+        );
     }
 }

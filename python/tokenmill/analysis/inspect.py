@@ -13,6 +13,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from tokenmill.analysis.show import token_repr
+from tokenmill.patterns import scanner
 
 if TYPE_CHECKING:
     from tokenmill.tokenizer import Tokenizer
@@ -43,7 +44,13 @@ def splitter_path(tok: Tokenizer) -> str:
     'the o200k scanner'
     >>> splitter_path(tokenmill.Tokenizer([bytes([b]) for b in range(256)], r"\\w+"))
     'the regex engine (no scanner runs this pattern)'
+    >>> splitter_path(tokenmill.Tokenizer([bytes([b]) for b in range(256)], [r"\\d", "gpt2"]))
+    '2 patterns, one after another: the regex engine, the gpt2 scanner'
     """
+    if len(tok.patterns) > 1 and tok.scanner is None:
+        stages = (scanner(p) for p in tok.patterns)
+        paths = ", ".join(f"the {s} scanner" if s else "the regex engine" for s in stages)
+        return f"{len(tok.patterns)} patterns, one after another: {paths}"
     if tok.scanner is None:
         return "the regex engine (no scanner runs this pattern)"
     return f"the {tok.scanner} scanner"
@@ -73,7 +80,7 @@ def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
     return {
         "name": tok.name,
         "n_vocab": tok.n_vocab,
-        "ordinary_tokens": len(tokens),
+        "ordinary_tokens": sum(1 for t in tokens if t),
         "special_tokens": tok.special_tokens,
         "pattern": tok.pattern_name or tok.pattern,
         "splitter": splitter_path(tok),

@@ -43,7 +43,7 @@ def tokenizer_hash(tok: Any) -> str:
     '5f8e3f9266e944c5'
     """
     h = hashlib.sha256()
-    h.update(tok.pattern.encode("utf-8") + b"\0")
+    h.update("\0".join(tok.patterns).encode("utf-8") + b"\0")
     tokens = tok.token_byte_values()
     # The lengths, then the bytes: unambiguous, and two C-speed passes instead of a Python
     # loop of an update per token (docs/performance.md).

@@ -287,6 +287,13 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
         raise UnsupportedFormatError(
             f"GPT-2's files give ids 0..255 to the single bytes, and {tok.name} does not; {instead}"
         )
+    gap = loading.first_gap(tokens)
+    if gap is not None:
+        raise UnsupportedFormatError(
+            f"GPT-2's files number the merged tokens one after another, and no ordinary token "
+            f"of {tok.name} has id {gap}; save it as tokenizer.json or *.tiktoken, which hold "
+            "any vocabulary"
+        )
     encoder, merges = dump(tokens, tok.merge_parents(), tok.special_tokens)
     write_atomic(folder / ENCODER, encoder)
     write_atomic(folder / MERGES, merges)

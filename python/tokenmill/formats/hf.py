@@ -16,16 +16,18 @@ with a :class:`~tokenmill.VocabFileError` naming the component and its setting. 
 add_special_tokens=False)`` does (a ``TemplateProcessing`` post-processor adds its BOS/EOS ids
 only when HF is asked to add special tokens; tokenmill never adds them):
 
-- ``model``: ``BPE`` over GPT-2's byte alphabet, the ordinary tokens' ids dense from 0 and all
-  256 bytes among them; ``dropout`` null or 0, ``byte_fallback`` false,
+- ``model``: ``BPE`` over GPT-2's byte alphabet, every byte among the ordinary tokens (the 13
+  that UTF-8 never holds may be left out), whose ids may leave gaps (ids no ordinary token has,
+  at most as many as there are tokens); ``dropout`` null or 0, ``byte_fallback`` false,
   ``continuing_subword_prefix`` and ``end_of_word_suffix`` null or empty (``unk_token`` may be
   set: every byte is a token, so it is never used);
 - ``pre_tokenizer``: ``ByteLevel`` with ``add_prefix_space`` false, alone (it splits by
-  GPT-2's pattern) or in a ``Sequence`` after one ``Split`` (a ``Regex``, behavior
-  ``Isolated``, or ``Removed`` with ``invert`` true when the regex matches every character)
-  with ``use_regex`` false: exactly one split regex. A Split regex runs on tokenmill's
-  engine; one with a possessive interval (``{1,3}+``) is refused, since Oniguruma reads that
-  as a repeated interval;
+  GPT-2's pattern) or in a ``Sequence`` after ``Split`` (a ``Regex``, behavior ``Isolated``,
+  or ``Removed`` with ``invert`` true when the regex matches every character), ``Digits`` and
+  ``Punctuation`` pre-tokenizers, applied one after another (``Tokenizer.patterns``), with
+  GPT-2's pattern last if ``use_regex`` is true. A Split regex runs on tokenmill's engine (or
+  a scanner of its shape); one with a possessive interval (``{1,3}+``) is refused, since
+  Oniguruma reads that as a repeated interval;
 - ``normalizer`` null, ``NFC``, ``NFD``, ``NFKC`` or ``NFKD`` (alone or the one step of a
   ``Sequence``; the core applies it to the text between special tokens with HF's own Unicode
   tables, as HF does to the text its added tokens leave); ``truncation`` and ``padding`` null;
@@ -34,8 +36,9 @@ only when HF is asked to add special tokens; tokenmill never adds them):
 - ``added_tokens``: special or not (HF matches both kinds in all text before it splits it, as
   tokenmill matches its special tokens when they are allowed: ``special`` false changes only
   what HF's ``decode(skip_special_tokens=True)`` drops), ``lstrip``, ``rstrip`` and
-  ``single_word`` false; ``normalized`` the same for all (HF matches the unnormalized ones
-  first), and false with a normalizer (HF matches normalized ones in the normalized text);
+  ``single_word`` false; ``normalized`` false with a normalizer (HF matches normalized ones in
+  the normalized text), and without one either the same for all or, mixed, with no token of
+  one kind able to start inside one of the other (HF matches the unnormalized ones first);
   each at the id HF gives it: its id in the model's vocab, else the next id past the vocab;
   one in the vocab spelled as its own text (else HF's model gives its id for the bytes the
   spelling stands for).
@@ -88,6 +91,7 @@ from tokenmill.errors import InvalidVocabError, VocabFileError
 from tokenmill.fileio import write_atomic
 from tokenmill.formats import datagym, loading
 from tokenmill.formats.loading import Vocabulary, is_id, kind
+from tokenmill.patterns import PATTERNS, scanner
 
 if TYPE_CHECKING:
     from tokenmill.tokenizer import Tokenizer
@@ -107,7 +111,7 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
     """The ``tokenizer.json`` document as a dict."""
     tokens = tok.token_bytes_list()
     parents = tok.merge_parents()
-    vocab = {datagym.to_text(t): i for i, t in enumerate(tokens)}
+    vocab = {datagym.to_text(t): i for i, t in enumerate(tokens) if t}
     # Special tokens also go in the model's vocab: HF renumbers added tokens that are not in
     # it to close gaps (cl100k's specials start at 100257, leaving 100256 unused).
     vocab.update(tok.special_tokens)
@@ -137,12 +141,15 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
-                {
-                    "type": "Split",
-                    "pattern": {"Regex": hf_pattern(tok.pattern)},
-                    "behavior": "Isolated",
-                    "invert": False,
-                },
+                *(
+                    {
+                        "type": "Split",
+                        "pattern": {"Regex": hf_pattern(pattern)},
+                        "behavior": "Isolated",
+                        "invert": False,
+                    }
+                    for pattern in tok.patterns
+                ),
                 {
                     "type": "ByteLevel",
                     "add_prefix_space": False,
@@ -228,7 +235,7 @@ class BpeFile:
     tokens: list[bytes]  # the ordinary tokens, by id
     texts: list[str]  # the same, spelled as the file spells them
     ids: dict[str, int]  # the ordinary tokens' ids, by their spelling
-    pattern: str
+    pattern: str | list[str]  # several are applied one after another
     special_tokens: dict[str, int]
     # The merges in the file's order, each "left right" (a token's spelling holds no space).
     merges: list[str]
@@ -240,13 +247,15 @@ class BpeFile:
 
 def from_dict(
     doc: object, source: str = "tokenizer.json"
-) -> tuple[list[bytes], str, dict[str, int], str | None]:
-    """Tokens by id, split pattern, special tokens and normalizer (a Unicode normalization
-    form, or None) from a byte-level BPE ``tokenizer.json`` whose ids tokenmill reproduces (see
-    the module docstring); any other is a :class:`VocabFileError` naming ``source``.
+) -> tuple[list[bytes], str | list[str], dict[str, int], str | None]:
+    """Tokens by id, split pattern (or patterns), special tokens and normalizer (a Unicode
+    normalization form, or None) from a byte-level BPE ``tokenizer.json`` whose ids tokenmill
+    reproduces (see the module docstring); any other is a :class:`VocabFileError` naming
+    ``source``.
 
     The pattern is the regex of the ``Split`` pre-tokenizer (tiktoken's string when it is one
-    of the named patterns as the export writes them), or GPT-2's for a lone ``ByteLevel``.
+    of the named patterns as the export writes them), or GPT-2's for a lone ``ByteLevel``; a
+    list of them when several apply one after another (:func:`_pattern_of`).
     """
     bpe = parse(doc, source)
     try:
@@ -257,7 +266,7 @@ def from_dict(
     return bpe.tokens, bpe.pattern, bpe.special_tokens, bpe.normalizer
 
 
-def read(path: str | Path) -> tuple[list[bytes], str, dict[str, int], str | None]:
+def read(path: str | Path) -> tuple[list[bytes], str | list[str], dict[str, int], str | None]:
     """Tokens, pattern, special tokens and normalizer from a ``tokenizer.json`` file (see
     :func:`from_dict`)."""
     return from_dict(_read_doc(path), str(path))
@@ -301,7 +310,7 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
         ordinary = {text: idx for text, idx in vocab.items() if text not in specials}
     texts, tokens = _ordinary_tokens(ordinary, refuse)
     for text, idx in specials.items():
-        if idx < len(tokens):
+        if idx < len(tokens) and tokens[idx]:
             raise refuse(
                 f"the added token {text!r} has id {idx}, which is the ordinary token "
                 f"{texts[idx]!r}'s"
@@ -369,9 +378,12 @@ def merges_agree(bpe: BpeFile, parents: list[tuple[int, int] | None]) -> bool:
     unlisted.difference_update(bpe.merges)
     if unlisted:
         return False
-    # The rule makes no single byte by merging, so the 256 bytes are always without parents:
-    # any other token without them is one the rule never makes.
-    return bpe.ignore_merges or parents.count(None) == 256
+    # The rule makes no single byte by merging, so the bytes are always without parents, as
+    # are gaps (ids without a token): any other token without them is one the rule never makes.
+    if bpe.ignore_merges:
+        return True
+    singles = sum(map((1).__eq__, map(len, bpe.tokens)))
+    return parents.count(None) - texts.count("") == singles
 
 
 def refuse_first_disagreement(
@@ -479,7 +491,7 @@ def _added_tokens(
     if not isinstance(raw, list):
         raise refuse(f"added_tokens must be a list, not {kind(raw)}")
     specials: dict[str, int] = {}
-    normalized: set[bool] = set()
+    normalized: dict[str, bool] = {}
     next_id = len(vocab)  # HF numbers added tokens missing from the vocab from here on
     for k, entry in enumerate(raw):
         where = f"added_tokens[{k}]"
@@ -505,7 +517,6 @@ def _added_tokens(
                     f"added token {content!r} has {flag} true: tokenmill matches special tokens "
                     f"exactly, without HF's {flag} rule"
                 )
-        normalized.add(entry["normalized"])
         if content in specials:
             raise refuse(f"added token {content!r} is listed twice")
         if content in vocab:
@@ -523,36 +534,74 @@ def _added_tokens(
             why = "its id in model.vocab" if content in vocab else "the next id past model.vocab"
             raise refuse(f"added token {content!r} has id {idx}, but HF gives it {hf_id} ({why})")
         specials[content] = idx
-    if len(normalized) > 1:
-        raise refuse(
-            "added tokens with normalized true and false: HF matches the normalized false ones "
-            "first, tokenmill matches all at once"
-        )
-    if normalizer is not None and True in normalized:
+        normalized[content] = entry["normalized"]
+    if normalizer is not None and True in normalized.values():
         raise refuse(
             f"added tokens with normalized true and the normalizer {normalizer}: HF matches them "
             "in the normalized text, tokenmill matches special tokens before it normalizes the "
             "text between them"
         )
+    # HF matches the added tokens with normalized false first, then the others in the text
+    # between them; tokenmill matches all at once. Without a normalizer (checked above) that
+    # is the same unless a match of the first kind can start inside one of the second.
+    clash = _first_clash(
+        [t for t, n in normalized.items() if not n], [t for t, n in normalized.items() if n]
+    )
+    if clash is not None:
+        raise refuse(
+            f"added tokens {clash[1]!r} (normalized true) and {clash[0]!r} (normalized false) "
+            "overlap: HF matches the normalized false ones first, tokenmill matches all at "
+            "once, so a text that holds them overlapping would get other ids"
+        )
     return specials
 
 
+def _first_clash(first: list[str], later: list[str]) -> tuple[str, str] | None:
+    """A token of ``first`` and one of ``later`` such that matching ``first`` before
+    ``later`` (HF's two passes) differs from matching all at once, leftmost and longest: the
+    first token lies inside the later one, or starts inside it and runs past its end. None when
+    there is none (DeepSeek V3's tokens of each kind never overlap one another)."""
+    if not first or not later:
+        return None
+    firsts = set(first)
+    starts = {f[:i] for f in first for i in range(1, len(f))}
+    lengths = sorted(set(map(len, first)))
+    for t in later:
+        for i in range(len(t)):
+            for n in lengths:
+                if i + n <= len(t) and t[i : i + n] in firsts:
+                    return t[i : i + n], t
+            if i > 0 and t[i:] in starts:
+                f = next(f for f in first if f.startswith(t[i:]))
+                return f, t
+    return None
+
+
 def _ordinary_tokens(ordinary: dict[str, int], refuse: Refuse) -> tuple[list[str], list[bytes]]:
-    """The ordinary tokens by id, as spelled and as bytes: ids dense from 0, all 256 bytes
-    among them."""
+    """The ordinary tokens by id, as spelled and as bytes; ``""`` and
+    ``b""`` for an id no ordinary token has (a gap, as tokenmill's core takes them: fewer gaps
+    than tokens)."""
     n = len(ordinary)
     by_id = dict(zip(ordinary.values(), ordinary, strict=True))
+    top = max(by_id, default=-1)
     # n distinct ids, none past n - 1 (none is negative), are 0..n-1 once each.
-    if len(by_id) == n and "" not in ordinary and max(by_id, default=-1) < n:
+    if len(by_id) == n and "" not in ordinary and top < n:
         texts = list(map(by_id.__getitem__, range(n)))
     else:
-        texts = [""] * n
+        if top >= 2 * n:
+            text = by_id[top]
+            raise refuse(
+                f"token {text!r} has id {top}, far past the {n} ordinary tokens: ids may leave "
+                "fewer gaps than there are tokens"
+            )
+        texts = [""] * (top + 1)
         for text, idx in ordinary.items():
             if not text:
                 raise refuse("model.vocab has the empty string as a token")
-            if idx >= n or texts[idx]:
+            if texts[idx]:
                 raise refuse(
-                    f"token {text!r} has id {idx!r}: ordinary ids must be 0..{n - 1}, once each"
+                    f"tokens {texts[idx]!r} and {text!r} have the same id {idx}: each ordinary "
+                    "token needs an id of its own"
                 )
             texts[idx] = text
     # The alphabet spells a byte a character, so the whole vocabulary converts at once and is
@@ -566,22 +615,26 @@ def _ordinary_tokens(ordinary: dict[str, int], refuse: Refuse) -> tuple[list[str
         )
     ends = list(itertools.accumulate(map(len, texts)))
     tokens = [spelled[start:end] for start, end in itertools.pairwise([0, *ends])]
-    # The one-byte tokens are those spelled by one character of the alphabet.
-    missing = [b for b, c in enumerate(datagym.BYTE_TO_CHAR) if c not in ordinary]
-    if missing:
-        b = missing[0]
-        raise refuse(
-            f"byte 0x{b:02x} ({datagym.BYTE_TO_CHAR[b]!r}) is not a token: a byte-level "
-            "vocabulary needs all 256 single bytes"
-        )
+    # Whether every byte UTF-8 text holds is a token, the core checks (from_dict).
     return texts, tokens
 
 
-def _pattern_of(pre: object, refuse: Refuse) -> str:
-    """The one split regex of a ``ByteLevel`` pre-tokenizer, alone or after a ``Split``."""
-    from tokenmill.patterns import PATTERNS
+# HF's Digits and Punctuation pre-tokenizers as the Split regexes that cut the same pieces:
+# Digits isolates each character Rust's char::is_numeric takes (Unicode's N categories), or
+# with individual_digits false each run of them; Punctuation each ASCII punctuation character
+# and each of Unicode's P categories (behavior Isolated), or each run of them (Contiguous).
+_DIGITS = {True: r"\p{N}", False: r"\p{N}+"}
+_PUNCTUATION = {"Isolated": r"[\p{P}!-/:-@\[-`{-~]", "Contiguous": r"[\p{P}!-/:-@\[-`{-~]+"}
 
-    expected = "expected ByteLevel (add_prefix_space false), alone or in a Sequence after one Split"
+
+def _pattern_of(pre: object, refuse: Refuse) -> str | list[str]:
+    """The split regexes in effect, one after another: of the ``Split``, ``Digits`` and
+    ``Punctuation`` pre-tokenizers before the ``ByteLevel`` one, then ``ByteLevel``'s own
+    (GPT-2's) if it has ``use_regex``; a list when there are several."""
+    expected = (
+        "expected ByteLevel (add_prefix_space false), alone or in a Sequence after Split, "
+        "Digits or Punctuation pre-tokenizers"
+    )
     if not isinstance(pre, dict):
         raise refuse(f"pre_tokenizer is {kind(pre)}: {expected}")
     nodes: list[tuple[str, object]] = [("pre_tokenizer", pre)]
@@ -598,6 +651,19 @@ def _pattern_of(pre: object, refuse: Refuse) -> str:
         what = node.get("type")
         if what == "Split" and not byte_level:
             splits.append(_split_regex(node, where, refuse))
+        elif what == "Digits" and not byte_level:
+            individual = node.get("individual_digits", False)
+            if not isinstance(individual, bool):
+                raise refuse(f"{where}: individual_digits must be true or false")
+            splits.append(_DIGITS[individual])
+        elif what == "Punctuation" and not byte_level:
+            behavior = node.get("behavior", "Isolated")
+            if behavior not in _PUNCTUATION:
+                raise refuse(
+                    f"{where} Punctuation has behavior {_setting(node, 'behavior')}: tokenmill "
+                    'keeps each match as a piece (expected "Isolated" or "Contiguous")'
+                )
+            splits.append(_PUNCTUATION[behavior])
         elif what == "ByteLevel" and not byte_level:
             if node.get("add_prefix_space") is not False:
                 raise refuse(
@@ -611,21 +677,21 @@ def _pattern_of(pre: object, refuse: Refuse) -> str:
                 splits.append(PATTERNS["gpt2"])
             byte_level = True
         else:
-            after = " after ByteLevel" if byte_level and what in ("Split", "ByteLevel") else ""
+            moved = ("Split", "ByteLevel", "Digits", "Punctuation")
+            after = " after ByteLevel" if byte_level and what in moved else ""
             raise refuse(
                 f"{where}: pre-tokenizer {_describe(node)}{after} is not supported: {expected}"
             )
     if not byte_level:
         raise refuse(f"no ByteLevel pre-tokenizer: {expected}")
-    if len(splits) != 1:
+    if not splits:
         raise refuse(
-            f"{len(splits)} split regexes in effect (ByteLevel's use_regex is one): tokenmill "
-            "splits by exactly one"
+            "no split regex in effect (ByteLevel's use_regex is false and no Split comes "
+            "before it): tokenmill splits by one regex at least"
         )
-    for full in PATTERNS.values():
-        if splits[0] == hf_pattern(full):
-            return full
-    return splits[0]
+    named = {hf_pattern(full): full for full in PATTERNS.values()}
+    patterns = [named.get(split, split) for split in splits]
+    return patterns[0] if len(patterns) == 1 else patterns
 
 
 def _split_regex(node: dict[str, Any], where: str, refuse: Refuse) -> str:
@@ -645,7 +711,7 @@ def _split_regex(node: dict[str, Any], where: str, refuse: Refuse) -> str:
     # Inverted, the text the regex does not match is the delimiter: "Removed" drops it, which
     # changes nothing when the regex matches every character, as the patterns a scanner runs
     # do (DBRX's, OLMo 2's and Phi's files split so).
-    total = invert and behavior == "Removed" and _core.scanner_of(regex) is not None
+    total = invert and behavior == "Removed" and scanner(regex) is not None
     if behavior != "Isolated" and not total:
         raise refuse(
             f"{where} Split has behavior {_setting(node, 'behavior')} "

@@ -17,7 +17,7 @@ check the structure they expect with :func:`kind` in their messages.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,16 +41,16 @@ class Vocabulary:
 
     source: str  # the file, as messages name it
     name: str  # the tokenizer's name: the one the file holds, else from the file's name
-    tokens: list[bytes] | None  # the ordinary tokens by id; None when ``rank_data`` has them
-    pattern: str | None  # None: the file does not say (a rank file)
+    # The ordinary tokens by id, b"" for an id none has; None when ``rank_data`` has them.
+    tokens: list[bytes] | None
+    # The split pattern, or several applied one after another; None: the file does not say
+    # (a rank file).
+    pattern: str | list[str] | None
     special_tokens: dict[str, int] = field(default_factory=dict)
     # A rank file's bytes: the native core parses them itself, with no Python bytes object
     # per token (docs/performance.md).
     rank_data: bytes | None = None
     merges: list[tuple[int, int, int | None]] | None = None  # (left, right, count), if held
-    # The id of the ordinary token of rank 0: a Tekken file puts its special tokens first.
-    # tokenmill's core numbers ordinary tokens from 0, so a tokenizer is built only when it is 0.
-    first_ordinary_id: int = 0
     # The Unicode normalization form (NFC, NFD, NFKC, NFKD) applied to the text between special
     # tokens before it is split; None for none (an HF file's normalizer).
     normalizer: str | None = None
@@ -109,6 +109,17 @@ def is_id(value: object) -> bool:
     """Whether a JSON value can be a token id: an integer (not a bool) in 0..MAX_ID."""
     # type() rather than isinstance: a bool is an int, and this runs once a vocabulary entry.
     return type(value) is int and 0 <= value <= MAX_ID
+
+
+def first_gap(tokens: Sequence[bytes]) -> int | None:
+    """The first id below the last ordinary token's that no ordinary token has (an empty
+    token in ``Tokenizer.token_bytes_list``), or None: the formats that number merged tokens
+    one after another cannot hold one.
+
+    >>> first_gap([b"a", b"", b"b"]), first_gap([b"a", b"b"])
+    (1, None)
+    """
+    return next((i for i, t in enumerate(tokens) if not t), None) if b"" in tokens else None
 
 
 @contextmanager

@@ -35,9 +35,10 @@ if TYPE_CHECKING:
     from tokenmill.tokenizer import Tokenizer
 
 FORMAT = "tokenmill"
-# Version 2 adds "normalizer"; a file without one is written as version 1, which every
-# tokenmill reads, and one with it as 2, which a tokenmill that would ignore it refuses.
-VERSION = 2
+# Version 2 adds "normalizer", version 3 a "pattern" that is a list of patterns applied one
+# after another. A file is written with the lowest version that holds it (1 without either),
+# so a tokenmill that would misread it refuses it as newer.
+VERSION = 3
 # The most bytes a file's tokens may hold together: hundreds of times a real vocabulary's.
 MAX_TOKEN_BYTES = 1 << 28
 SUFFIXES = (".tokenmill.json", ".tokenmill", ".json")
@@ -69,6 +70,12 @@ def merges_of(tok: Tokenizer) -> list[tuple[int, int, int | None]]:
         return [(m.left, m.right, m.count) for m in tok.merges]
     tokens = tok.token_bytes_list()
     hint = "; save it as tokenizer.json (HF) or *.tiktoken instead, which hold any vocabulary"
+    gap = loading.first_gap(tokens)
+    if gap is not None:
+        raise UnsupportedFormatError(
+            f"{tok.name}: no ordinary token has id {gap}, and tokenmill's format numbers the "
+            f"merged tokens one after another{hint}"
+        )
     if tokens[:256] != [bytes([b]) for b in range(256)]:
         raise UnsupportedFormatError(
             f"{tok.name}: ids 0..255 are not the 256 bytes in order, which tokenmill's format "
@@ -95,7 +102,7 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
     lines = [
         "{",
         f'  "format": "{FORMAT}",',
-        f'  "version": {2 if tok.normalizer else 1},',
+        f'  "version": {3 if len(tok.patterns) > 1 else 2 if tok.normalizer else 1},',
         f'  "name": {json.dumps(tok.name, ensure_ascii=False)},',
         f'  "pattern": {json.dumps(tok.pattern, ensure_ascii=False)},',
         f'  "normalizer": "{tok.normalizer}",' if tok.normalizer else "",
@@ -157,8 +164,13 @@ def vocabulary(doc: object, source: str) -> Vocabulary:
     if version < 1:
         raise bad(f"unknown format version {version}")
     pattern = doc.get("pattern")
-    if not isinstance(pattern, str) or not pattern:
-        raise bad('"pattern" must be a non-empty string')
+    patterns = pattern if isinstance(pattern, list) and version >= 3 else [pattern]
+    if len(patterns) < 1 + isinstance(pattern, list) or not all(
+        isinstance(p, str) and p for p in patterns
+    ):
+        raise bad(
+            '"pattern" must be a non-empty string (or, from version 3, a list of two or more)'
+        )
     name = doc.get("name", Path(source).name.split(".")[0])
     if not isinstance(name, str):
         raise bad(f'"name" must be a string, not {name!r}')

@@ -6,23 +6,17 @@ A rank file holds the ranks alone. The split pattern is given when it is loaded
 without one says so; OpenAI's own files are recognised by their sha256 and get their pattern
 and special tokens from :mod:`tokenmill.formats.openai`.
 
-The ranks run ``0..n-1`` without gaps. tiktoken also takes a gap that a special token's id
-fills (OpenAI's own ``p50k_base`` has ``<|endoftext|>`` at 50256, between its ranks), but
-tokenmill's core numbers the ordinary tokens ``0..n-1`` with the special tokens after them,
-so such a file is refused with an error naming the special token in the gap
-(:func:`explained`); ``tokenmill.compat.tiktoken``'s ``Encoding`` gives tiktoken's ids for it.
+The ranks may leave gaps, ids no line gives, as tiktoken allows: OpenAI's own ``p50k_base``
+has ``<|endoftext|>`` at 50256, between its ranks. A special token may take a gap's id; an id
+left empty is unknown to ``decode``. A rank may not run past twice the number of tokens (a
+rank in the billions is damage, not a gap).
 
-A token is never empty. tiktoken takes an empty one (Whisper's ``multilingual.tiktoken`` has
-``= 50256``, base64 of nothing, as its last rank), never gives it for any text and decodes it
-as ``b""``; tokenmill's core holds no empty token and refuses the file naming the line and
-what tiktoken does. When the empty token is the last rank, as Whisper's is, the file without
-that line loads with tiktoken's ids for every text (measured with Whisper's pattern and
-special tokens on the shared corpora: 0 differences in 129,681 lines); only decoding that id
-then fails as an unknown id.
+An empty token (base64 of nothing: Whisper's ``multilingual.tiktoken`` ends with ``= 50256``)
+is a gap too: tiktoken takes it and no text encodes to it, so every text gets tiktoken's ids;
+decoding its id is an unknown id, where tiktoken gives ``b""``.
 
-Special tokens would be lost without
-a word, so :func:`write` refuses a tokenizer that has any, unless its ranks are an OpenAI
-vocabulary's that load back with the same ones.
+Special tokens would be lost without a word, so :func:`write` refuses a tokenizer that has
+any, unless its ranks are an OpenAI vocabulary's that load back with the same ones.
 
 >>> data = dump_ranks([bytes([b]) for b in range(256)] + [b"ab"])
 >>> data.splitlines()[-1]
@@ -72,8 +66,13 @@ def read_ranks(path: str | Path) -> list[bytes]:
 
 
 def dump_ranks(tokens: Sequence[bytes]) -> bytes:
-    """Rank-file bytes for tokens indexed by rank, exactly as tiktoken writes them."""
-    return b"".join(base64.b64encode(t) + b" %d\n" % i for i, t in enumerate(tokens))
+    """Rank-file bytes for tokens indexed by rank, exactly as tiktoken writes them; an empty
+    token is a gap, a rank without a line.
+
+    >>> dump_ranks([b"a", b"", b"b"])
+    b'YQ== 0\\nYg== 2\\n'
+    """
+    return b"".join(base64.b64encode(t) + b" %d\n" % i for i, t in enumerate(tokens) if t)
 
 
 def maybe_gunzip(data: bytes, source: str = "<gzip data>") -> bytes:
@@ -114,77 +113,6 @@ def vocabulary(data: bytes, source: str) -> Vocabulary:
         special_tokens=dict(kept.special_tokens) if kept else {},
         rank_data=data,
     )
-
-
-def explained(error: VocabFileError, data: bytes, special_tokens: dict[str, int]) -> VocabFileError:
-    """The core's error for the rank file ``data``, saying more where tiktoken takes what the
-    core refuses (see the module docstring): for a gap in the ranks, which special tokens given
-    have the missing ids; for an empty token, what tiktoken does with it. Any other error is
-    returned as it is. The file is read here again, in Python, only on this path of failure.
-
-    >>> err = VocabFileError("x.tiktoken", 2, "rank 1 is missing: ranks must be 0..2 without gaps")
-    >>> print(explained(err, b"YQ== 0\\nYw== 2\\n", {"<|end|>": 1}).problem)  # doctest: +ELLIPSIS
-    rank 1 is missing, the id of the special token '<|end|>': tiktoken lets a special...
-    """
-    if error.line is not None and error.problem.startswith(("bad base64", "the token is empty")):
-        return _empty_token_error(error, data)
-    if "is missing" not in error.problem:
-        return error
-    ranks = set()
-    for line in data.splitlines():
-        fields = line.split()
-        if len(fields) == 2 and fields[1].isdigit():
-            ranks.add(int(fields[1]))
-    if not ranks or max(ranks) >= 2 * len(ranks):
-        return error  # a stray rank far past the others, not a gap a special token fills
-    gaps = [r for r in range(max(ranks)) if r not in ranks]
-    by_id = {i: name for name, i in special_tokens.items()}
-    unfilled = [r for r in gaps if r not in by_id]
-    if unfilled:
-        r = unfilled[0]
-        problem = (
-            f"rank {r} is missing and no special token given has id {r}: the ranks must run "
-            f"0..{max(ranks)} without gaps (tiktoken lets a special token's id fill a gap, "
-            "which tokenmill's core does not)"
-        )
-        return VocabFileError(error.path, error.line, problem)
-    shown = ", ".join(f"{by_id[r]!r}" for r in gaps[:3]) + (" ..." if len(gaps) > 3 else "")
-    what = (
-        f"rank {gaps[0]} is missing, the id of the special token {shown}"
-        if len(gaps) == 1
-        else f"{len(gaps)} ranks from {gaps[0]} to {gaps[-1]} are missing, the ids of the "
-        f"special tokens {shown}"
-    )
-    problem = (
-        f"{what}: tiktoken lets a special token fill a gap in the ranks, but tokenmill's core "
-        "numbers the ordinary tokens 0..n-1 without gaps and cannot give these ids; "
-        "tokenmill.compat.tiktoken.Encoding(name, pat_str=..., mergeable_ranks="
-        "load_tiktoken_bpe(path), special_tokens=...) gives tiktoken's ids"
-    )
-    return VocabFileError(error.path, error.line, problem)
-
-
-def _empty_token_error(error: VocabFileError, data: bytes) -> VocabFileError:
-    lines = data.split(b"\n")
-    fields = lines[error.line - 1].split() if error.line and error.line <= len(lines) else []
-    # Padding alone: base64 of nothing as Whisper writes it. Python's lenient decoder (which
-    # tiktoken uses) also makes b"" of other bytes, such as "!!!!": those are damage.
-    if len(fields) != 2 or fields[0].strip(b"=") != b"":
-        return error
-    rank = fields[1].decode("ascii", "replace")
-    problem = (
-        f"the token of rank {rank} is empty ({fields[0].decode('ascii', 'replace')!r}): tiktoken "
-        "takes it, never gives it for any text and decodes it as b'', but tokenmill's core holds "
-        "no empty token"
-    )
-    ranks = [int(f[1]) for f in (ln.split() for ln in lines) if len(f) == 2 and f[1].isdigit()]
-    if fields[1].isdigit() and int(fields[1]) == max(ranks):
-        # The last rank: without it the ranks are still 0..n-1 and every text gets the same ids.
-        problem += (
-            f". Without this line the file loads with the same ids for every text; only "
-            f"decoding id {rank} then fails as an unknown id"
-        )
-    return VocabFileError(error.path, error.line, problem)
 
 
 def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:

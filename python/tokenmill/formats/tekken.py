@@ -12,29 +12,18 @@ A Tekken file is a JSON object. This module reads it as mistral-common's ``Tekke
   its own); the ids the list leaves are filled with ``<SPECIAL_{id}>``;
 - ``vocab`` lists the ordinary tokens by rank (``{"rank", "token_bytes" (base64),
   "token_str"}``, rank ``i`` at position ``i``, the first 256 the single bytes); only the first
-  ``config.default_vocab_size - N`` are used, and rank ``r`` has id ``N + r``.
+  ``config.default_vocab_size - N`` are used, and rank ``r`` has id ``N + r``: the tokens
+  :func:`vocabulary` gives start with ``N`` gaps (``b""``), the special tokens' ids.
 
 Text is encoded with the ranks alone: mistral-common matches no special token in text (its
 instruct tokenizer adds the control tokens by id), so ``Tekkenizer.encode(text, bos=False,
-eos=False)`` is tokenmill's ``encode_ordinary(text)``, ids shifted by ``N``. In tokenmill's
+eos=False)`` is tokenmill's ``encode_ordinary(text)``. In tokenmill's
 terms the control tokens are special tokens: ``encode`` refuses text that spells one unless
 it is allowed (``allowed_special``, which mistral-common has no counterpart for) or the check
 is off (``disallowed_special=()``, which gives mistral-common's ids), and ``decode`` writes a
 special token as its text, as mistral-common's ``SpecialTokenPolicy.KEEP`` does.
 
-tokenmill's core numbers the ordinary tokens from 0 and the special tokens after them, so a
-:class:`~tokenmill.Tokenizer` cannot give Tekken's ids: ``tokenmill.load`` refuses a Tekken
-file with an :class:`~tokenmill.UnsupportedFormatError` that says so. What :func:`vocabulary`
-reads (``tokenmill.formats.read(path)``) builds either of two tokenizers instead:
-
-- ``tokenmill.Tokenizer(vocab.tokens, vocab.pattern)``: the ordinary tokens alone, ids
-  Tekken's less ``N``, counts Tekken's;
-- ``tokenmill.compat.tiktoken.Encoding`` with ``mergeable_ranks={t: N + r for r, t in
-  enumerate(vocab.tokens)}`` and ``special_tokens=vocab.special_tokens``: Tekken's ids, special
-  tokens too (tiktoken's API; it fills the ids below ``N`` with tokens no text makes, and
-  translates the special tokens' ids at its boundary).
-
-tests/test_tekken.py compares both with mistral-common's ``Tekkenizer``.
+tests/test_tekken.py compares ``tokenmill.load(path)`` with mistral-common's ``Tekkenizer``.
 
 >>> import base64
 >>> tokens = [bytes([b]) for b in range(256)] + [b"ab"]
@@ -49,8 +38,8 @@ tests/test_tekken.py compares both with mistral-common's ``Tekkenizer``.
 >>> vocab = vocabulary(doc, "tekken_tiny.json")
 >>> vocab.special_tokens
 {'<unk>': 0, '<s>': 1, '<SPECIAL_2>': 2}
->>> vocab.first_ordinary_id, len(vocab.tokens), vocab.tokens[256]
-(3, 257, b'ab')
+>>> vocab.tokens[:4], len(vocab.tokens), vocab.tokens[3 + 256]
+([b'', b'', b'', b'\\x00'], 260, b'ab')
 >>> is_tekken(doc), is_tekken({"model": {}})
 (True, False)
 """
@@ -108,7 +97,7 @@ def is_tekken(doc: object) -> bool:
 
 def vocabulary(doc: Any, source: str) -> Vocabulary:
     """What a Tekken document says (see the module docstring), checked; a problem is a
-    :class:`~tokenmill.VocabFileError` naming ``source``. ``first_ordinary_id`` is ``N``."""
+    :class:`~tokenmill.VocabFileError` naming ``source``."""
 
     def bad(problem: str) -> VocabFileError:
         return VocabFileError(source, None, problem)
@@ -149,10 +138,9 @@ def vocabulary(doc: Any, source: str) -> Vocabulary:
     return Vocabulary(
         source=source,
         name=Path(source).name.removesuffix(".json") or source,
-        tokens=tokens,
+        tokens=[b""] * n_special + tokens,
         pattern=pattern,
         special_tokens={name: i for i, name in enumerate(names)},
-        first_ordinary_id=n_special,
     )
 
 

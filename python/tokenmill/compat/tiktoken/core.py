@@ -6,11 +6,7 @@ for the shared OpenAI encodings. An ``Encoding`` is a :class:`tokenmill.Tokenize
 tokenmill's own methods (``count``, ``truncate``, ``decode_stream``...) work on it too.
 
 tiktoken accepts ranks with gaps; ``p50k_base`` has one, at 50256, the id of its
-``<|endoftext|>``. tokenmill's core holds ids ``0..n-1`` without gaps, so an ``Encoding``
-fills each gap with a placeholder token that no input can produce (its bytes hold ``0xFF``,
-which UTF-8 never does, and no two tokens join into it) and gives a special token that sits
-in a gap an id past the others inside the core; the methods translate ids at the boundary.
-Vocabularies without gaps (every other OpenAI one) pass straight through.
+``<|endoftext|>``. So does tokenmill's :class:`~tokenmill.Tokenizer`, which ``Encoding`` is.
 
 >>> enc = Encoding(
 ...     "tiny", pat_str=r"\\S+|\\s+",
@@ -30,7 +26,6 @@ import functools
 import threading
 from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from tokenmill.compat.tiktoken.errors import NotATokenIdError, TokenIdOverflowError, VocabCheckError
@@ -38,10 +33,8 @@ from tokenmill.compat.tiktoken.openai_public import encoding_kwargs
 from tokenmill.errors import (
     DisallowedSpecialTokenError,
     InvalidArgumentError,
-    InvalidVocabError,
     NotATokenError,
     UnknownTokenIdError,
-    UnsupportedFormatError,
     WrongTypeError,
 )
 from tokenmill.formats.openai import REGISTRY
@@ -49,8 +42,6 @@ from tokenmill.pretrained import load_pretrained
 from tokenmill.tokenizer import IDS_WANTED, Tokenizer
 
 if TYPE_CHECKING:
-    import os
-
     import numpy as np
     import numpy.typing as npt
 
@@ -66,16 +57,6 @@ _WHITE_SPACE = frozenset(
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
-
-
-@dataclass(frozen=True)
-class _Gaps:
-    """How an Encoding whose ranks have gaps sits in tokenmill's gapless core."""
-
-    placeholders: frozenset[bytes]  # the bytes of the tokens that fill the gaps
-    placeholder_ids: frozenset[int]
-    to_core: dict[int, int]  # the id of a special token that sits in a gap -> its id in the core
-    from_core: dict[int, int]  # the reverse
 
 
 class Encoding(Tokenizer):
@@ -117,25 +98,23 @@ class Encoding(Tokenizer):
                 f"{len(mergeable_ranks)} ranks and {len(special_tokens)} special tokens, and "
                 f"the largest id is {max_token_value}"
             )
-        tokens, core_specials, gaps = _layout(mergeable_ranks, special_tokens)
-        super().__init__(tokens, pat_str, core_specials, name=name)
-        self._adopt(pat_str, mergeable_ranks, special_tokens, max_token_value, gaps)
+        super().__init__(mergeable_ranks, pat_str, special_tokens, name=name)
+        self._adopt(pat_str, mergeable_ranks, special_tokens, max_token_value)
 
     @classmethod
     def _wrap(cls, tok: Tokenizer) -> Encoding:
         # A shallow copy of a shared tokenizer: the native core and its tables are shared.
         enc = cls.__new__(cls)
         enc.__dict__.update(tok.__dict__)
-        enc._adopt(tok.pattern, None, tok.special_tokens, tok.max_token_value, None)
+        enc._adopt(tok.pattern, None, tok.special_tokens, tok.max_token_value)
         return enc
 
     def _adopt(
         self,
-        pat_str: str,
+        pat_str: str | tuple[str, ...],
         ranks: dict[bytes, int] | None,
         specials: dict[str, int],
         max_token_value: int,
-        gaps: _Gaps | None,
     ) -> None:
         # tiktoken keeps what it was given; a wrapped tokenizer builds its ranks on demand.
         self._given_pattern = pat_str
@@ -143,7 +122,6 @@ class Encoding(Tokenizer):
         self._given_specials = specials
         self._special_token_values = frozenset(specials.values())
         self._max_token = max_token_value
-        self._gaps = gaps
         # An id with several names (o200k_harmony's 200018 is <|endofprompt|> and
         # <|reserved_200018|>) decodes to its first, as tiktoken's does; the core gives the last.
         first: dict[int, str] = {}
@@ -165,7 +143,7 @@ class Encoding(Tokenizer):
     # -------------------------------------------------------------- tiktoken's attributes
 
     @property
-    def _pat_str(self) -> str:
+    def _pat_str(self) -> str | tuple[str, ...]:
         return self._given_pattern
 
     @property
@@ -209,13 +187,6 @@ class Encoding(Tokenizer):
             )
         return token in self._special_token_values
 
-    def token_byte_values(self) -> list[bytes]:
-        """The bytes of every ordinary token, sorted."""
-        values = super().token_byte_values()
-        if self._gaps is not None:
-            values = [t for t in values if t not in self._gaps.placeholders]
-        return values
-
     # ---------------------------------------------------------------------------- encoding
 
     # tiktoken's signatures: tokenmill's `num_threads` for one text is not part of them.
@@ -242,7 +213,7 @@ class Encoding(Tokenizer):
         ids = Tokenizer.encode(
             self, text, allowed_special=allowed_special, disallowed_special=disallowed_special
         )
-        return self._from_core(ids) if allowed_special and self._gaps is not None else ids
+        return ids
 
     def encode_ordinary(self, text: str) -> list[int]:  # type: ignore[override]
         """Encode ``text`` with special-token strings as plain text."""
@@ -261,13 +232,9 @@ class Encoding(Tokenizer):
         if not text.isascii():  # O(1); the check costs under 1% of encoding the text
             # tiktoken repairs surrogates for encode but not here: they fail.
             text.encode("utf-8")
-        ids = super().encode_to_numpy(
+        return super().encode_to_numpy(
             text, allowed_special=allowed_special, disallowed_special=disallowed_special
         )
-        if allowed_special and self._gaps is not None:
-            for core_id, token in self._gaps.from_core.items():
-                ids[ids == core_id] = token
-        return ids
 
     def encode_batch(  # type: ignore[override]
         self,
@@ -281,15 +248,12 @@ class Encoding(Tokenizer):
         if _others_disallowed(disallowed_special, self._given_specials):
             for t in text:
                 _check_disallowed(t, disallowed_special, self._given_specials)
-        batch = super().encode_batch(
+        return super().encode_batch(
             text,
             num_threads=num_threads,
             allowed_special=allowed_special,
             disallowed_special=disallowed_special,
         )
-        if allowed_special and self._gaps is not None:
-            batch = [self._from_core(ids) for ids in batch]
-        return batch
 
     def encode_ordinary_batch(  # type: ignore[override]
         self, text: Sequence[str], *, num_threads: int = 8
@@ -325,13 +289,6 @@ class Encoding(Tokenizer):
                 f"{text_or_bytes!r} is not a single token of {self.name}"
             ) from None
 
-    def rank(self, token: bytes) -> int | None:
-        """The id of the ordinary token whose bytes are ``token``, else None."""
-        rank = super().rank(token)
-        if self._gaps is not None and rank in self._gaps.placeholder_ids:
-            return None
-        return rank
-
     def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
         """BPE of text or bytes without splitting them; no special tokens (an empty piece is
         no tokens, where tiktoken panics).
@@ -350,7 +307,7 @@ class Encoding(Tokenizer):
         whole piece up (a few tokens are never made by merging: they are only found whole)."""
         if super().rank(piece) is None:
             return self.encode_chunk(piece)  # the core merges a piece it cannot find whole
-        # The piece is a token (or a placeholder): merge it here, by the same rule.
+        # The piece is a token: merge it here, by the same rule.
         parts = [piece[i : i + 1] for i in range(len(piece))]
         while len(parts) > 1:
             best: tuple[int, int] | None = None
@@ -510,7 +467,7 @@ class Encoding(Tokenizer):
 
     def _decode_core(self, tokens: Sequence[int] | npt.NDArray[Any]) -> bytes:
         try:
-            return super().decode_bytes(self._to_core(tokens))
+            return super().decode_bytes(tokens)
         except UnknownTokenIdError as e:
             raise _id_error(e) from None
 
@@ -523,8 +480,6 @@ class Encoding(Tokenizer):
         if self._first_names is not None and token in self._first_names:
             return self._first_names[token]
         try:
-            if self._gaps is not None:
-                token = self._to_core([token])[0]
             return super().decode_single_token_bytes(token)
         except UnknownTokenIdError as e:
             raise _id_error(e) from None
@@ -551,27 +506,6 @@ class Encoding(Tokenizer):
         _need_iterable(batch, "expected a list of token-id lists")
         return [self.decode_bytes(tokens) for tokens in batch]
 
-    # --------------------------------------------------- ids between the core and the caller
-
-    def _from_core(self, ids: list[int]) -> list[int]:
-        if self._gaps is None or not self._gaps.from_core:
-            return ids
-        from_core = self._gaps.from_core
-        return [from_core.get(t, t) for t in ids]
-
-    def _to_core(self, tokens: Sequence[int] | npt.NDArray[Any]) -> Any:
-        if self._gaps is None:
-            return tokens
-        gaps = self._gaps
-        out = []
-        for t in tokens.tolist() if hasattr(tokens, "tolist") else tokens:
-            if t in gaps.to_core:
-                t = gaps.to_core[t]
-            elif t in gaps.placeholder_ids or t in gaps.from_core:
-                raise UnknownTokenIdError(t, self.n_vocab)
-            out.append(t)
-        return out
-
     # ---------------------------------------- tokenmill's methods, in this encoding's ids
 
     @property
@@ -597,43 +531,12 @@ class Encoding(Tokenizer):
         if _others_disallowed(disallowed_special, self._given_specials):
             for t in texts:
                 _check_disallowed(t, disallowed_special, self._given_specials)
-        ids, offsets = super().encode_batch_to_numpy(
+        return super().encode_batch_to_numpy(
             texts,
             num_threads=num_threads,
             allowed_special=allowed_special,
             disallowed_special=disallowed_special,
         )
-        if allowed_special and self._gaps is not None:
-            for core_id, token in self._gaps.from_core.items():
-                ids[ids == core_id] = token
-        return ids, offsets
-
-    def token_bytes_list(self) -> list[bytes]:
-        """The bytes of every ordinary token, indexed by id (not for ranks with gaps)."""
-        self._need_gapless("token_bytes_list", InvalidVocabError)
-        return super().token_bytes_list()
-
-    def merge_parents(self) -> list[tuple[int, int] | None]:
-        """As :meth:`tokenmill.Tokenizer.merge_parents` (not for ranks with gaps)."""
-        self._need_gapless("merge_parents", InvalidVocabError)
-        return super().merge_parents()
-
-    def save(self, path: str | os.PathLike[str], format: str | None = None) -> list[str]:
-        """As :meth:`tokenmill.Tokenizer.save` (not for ranks with gaps, which none of
-        tokenmill's formats holds; ``tiktoken.load.dump_tiktoken_bpe`` writes their ranks)."""
-        self._need_gapless("save", UnsupportedFormatError)
-        return super().save(path, format)
-
-    def _need_gapless(
-        self, method: str, error: type[InvalidVocabError | UnsupportedFormatError]
-    ) -> None:
-        if self._gaps is not None:
-            gaps = sorted(self._gaps.placeholder_ids)
-            raise error(
-                f"{self.name}'s ranks have gaps (no token has id {', '.join(map(str, gaps[:5]))}"
-                f"{'...' if len(gaps) > 5 else ''}), which {method} cannot hold; its ranks and "
-                "special tokens are _mergeable_ranks and _special_tokens"
-            )
 
     # ---------------------------------------------------------------------------- pickling
 
@@ -744,61 +647,6 @@ def _last_char_size(data: bytes) -> int:
         except UnicodeDecodeError:
             continue
     return 0
-
-
-def _layout(
-    ranks: dict[bytes, int], specials: dict[str, int]
-) -> tuple[dict[bytes, int] | list[bytes], dict[str, int], _Gaps | None]:
-    """The tokens and special tokens of tokenmill's core for tiktoken's ranks: the ranks
-    themselves when they have no gaps, else the tokens by rank with a placeholder in each gap
-    and the special tokens that sit in gaps moved past every id."""
-    values = ranks.values()
-    top = max(values)
-    if top < len(ranks) or min(values) < 0 or not all(type(r) is int for r in values):
-        return ranks, specials, None  # gapless, or refused by Tokenizer with its reason
-    if top >= 2 * len(ranks):
-        # A placeholder per gap costs a token each; tiktoken's own vocabularies have one gap.
-        raise InvalidVocabError(
-            f"the ranks run to {top} but there are only {len(ranks)} of them: tokenmill fills "
-            "each gap with a token, and takes at most as many gaps as tokens"
-        )
-    slots: list[bytes | None] = [None] * (top + 1)
-    for token, rank in ranks.items():
-        if slots[rank] is not None:
-            raise InvalidVocabError(f"rank {rank} is given to both {slots[rank]!r} and {token!r}")
-        slots[rank] = token
-    known = set(ranks)
-    placeholder_ids = [i for i, t in enumerate(slots) if t is None]
-    for i in placeholder_ids:
-        slots[i] = _placeholder(i, known)
-        known.add(slots[i])  # type: ignore[arg-type]
-    next_id = max(top, max(specials.values(), default=0)) + 1
-    core_specials, to_core = {}, {}
-    for name, token_id in specials.items():
-        if token_id in placeholder_ids:
-            core_specials[name], to_core[token_id] = next_id, next_id
-            next_id += 1
-        else:
-            core_specials[name] = token_id
-    gaps = _Gaps(
-        placeholders=frozenset(slots[i] for i in placeholder_ids),  # type: ignore[misc]
-        placeholder_ids=frozenset(placeholder_ids),
-        to_core=to_core,
-        from_core={core: token for token, core in to_core.items()},
-    )
-    return slots, core_specials, gaps  # type: ignore[return-value]
-
-
-def _placeholder(rank: int, known: set[bytes]) -> bytes:
-    """Bytes for the token that fills gap ``rank``: they hold 0xFF, so no text encodes to
-    them, and no two tokens join into them, so no merge makes them."""
-    salt = 0
-    while True:
-        token = b"\xff\xfe" + rank.to_bytes(4, "big") + salt.to_bytes(2, "big") + b"\xfe\xff"
-        splits = ((token[:i], token[i:]) for i in range(1, len(token)))
-        if token not in known and not any(a in known and b in known for a, b in splits):
-            return token
-        salt += 1
 
 
 __all__ = ["ENCODINGS", "Encoding", "openai_encoding", "raise_disallowed_special_token"]

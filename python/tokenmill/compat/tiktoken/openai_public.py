@@ -21,11 +21,10 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from tokenmill.compat.tiktoken.load import parse_tiktoken_bpe
 from tokenmill.errors import UnknownTokenizerError
 from tokenmill.formats.openai import REGISTRY
 from tokenmill.patterns import resolve
-from tokenmill.pretrained import fetch, load_pretrained
+from tokenmill.pretrained import load_pretrained
 
 
 def encoding_kwargs(name: str) -> dict[str, Any]:
@@ -37,12 +36,7 @@ def encoding_kwargs(name: str) -> dict[str, Any]:
         raise UnknownTokenizerError(
             f"no OpenAI vocabulary named {name!r}; tokenmill knows {', '.join(REGISTRY)}"
         ) from None
-    if spec.bundled:
-        ranks = load_pretrained(name).mergeable_ranks
-    else:
-        # p50k's rank file leaves rank 50256 to <|endoftext|>: parsed here, where gaps are
-        # allowed, not by tokenmill's loader, which takes gapless files only.
-        ranks = parse_tiktoken_bpe(fetch(spec.source, spec.sha256), spec.source)
+    ranks = load_pretrained(name).mergeable_ranks
     kwargs: dict[str, Any] = {
         "name": name,
         "pat_str": resolve(spec.pattern),

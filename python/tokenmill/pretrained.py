@@ -285,7 +285,9 @@ def build(
             core = _core.CoreTokenizer.from_rank_file(
                 vocab.rank_data, use_pattern, list(specials.items())
             )
-            tok = Tokenizer.from_core(core, name=tok_name, merges=merges, pickle_as=pickle_as)
+            tok = Tokenizer.from_core(
+                core, name=tok_name, merges=merges, pickle_as=pickle_as, template=vocab.template
+            )
         else:
             tok = Tokenizer(
                 vocab.tokens or [],
@@ -294,6 +296,7 @@ def build(
                 name=tok_name,
                 merges=merges,
                 normalizer=vocab.normalizer,
+                template=vocab.template,
             )
     if vocab.check_parents is not None:
         vocab.check_parents(tok.merge_parents())

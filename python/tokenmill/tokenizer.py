@@ -37,6 +37,7 @@ from tokenmill.errors import (
     WrongTypeError,
 )
 from tokenmill.formats.loading import NORMALIZERS
+from tokenmill.template import Template
 
 if TYPE_CHECKING:
     import numpy as np
@@ -114,6 +115,7 @@ class Tokenizer:
         merges: Sequence[Merge] | None = None,
         explicit_n_vocab: int | None = None,
         normalizer: str | None = None,
+        template: Template | None = None,
     ) -> None:
         need_pattern(pattern)
         need_normalizer(normalizer)
@@ -127,7 +129,7 @@ class Tokenizer:
         specials = dict(special_tokens or {})
         need_special_names(specials)
         core = _core.CoreTokenizer(tokens, pattern, list(specials.items()), normalizer)
-        self._setup(core, name, merges)
+        self._setup(core, name, merges, template)
         if explicit_n_vocab is not None and explicit_n_vocab != self._core.n_vocab:
             raise InvalidVocabError(
                 f"{name}: expected {explicit_n_vocab} tokens, "
@@ -142,6 +144,7 @@ class Tokenizer:
         name: str = "custom",
         merges: Sequence[Merge] | None = None,
         pickle_as: PickleAs | None = None,
+        template: Template | None = None,
     ) -> Tokenizer:
         """A tokenizer around a native one that tokenmill's loaders built: they parse a rank
         file straight into the core, with no Python ``bytes`` per token (see
@@ -158,11 +161,17 @@ class Tokenizer:
         """
         need_name(name)
         self = cls.__new__(cls)
-        self._setup(core, name, merges)
+        self._setup(core, name, merges, template)
         self._pickle_as = pickle_as
         return self
 
-    def _setup(self, core: _core.CoreTokenizer, name: str, merges: Sequence[Merge] | None) -> None:
+    def _setup(
+        self,
+        core: _core.CoreTokenizer,
+        name: str,
+        merges: Sequence[Merge] | None,
+        template: Template | None,
+    ) -> None:
         self._core = core
         self.name = name
         self._specials = dict(core.special_tokens())
@@ -171,6 +180,12 @@ class Tokenizer:
         self._usual_args = _usual_args(self._specials)
         self._merges = tuple(merges) if merges is not None else None
         self._pickle_as: PickleAs | None = None
+        if template is not None and not isinstance(template, Template):
+            raise WrongTypeError(
+                f"template must be a tokenmill.Template, not {type(template).__name__}"
+            )
+        self._template = template or Template()
+        self._template.check(self._special_ids.__contains__, name)
 
     # ----------------------------------------------------------------------------- properties
 
@@ -227,6 +242,17 @@ class Tokenizer:
     def special_tokens(self) -> dict[str, int]:
         """Special-token strings and their ids."""
         return dict(self._specials)
+
+    @property
+    def template(self) -> Template:
+        """The special tokens ``add_special_tokens=True`` puts around each text (from an HF
+        file's post-processor: Llama 3's adds ``<|begin_of_text|>`` before); empty for most.
+
+        >>> import tokenmill
+        >>> tokenmill.load("gpt2").template
+        Template(prefix=(), suffix=())
+        """
+        return self._template
 
     @property
     def special_tokens_set(self) -> frozenset[str]:
@@ -369,8 +395,12 @@ class Tokenizer:
         allowed_special: SpecialArg = frozenset(),
         disallowed_special: SpecialArg = "all",
         num_threads: int = 1,
+        add_special_tokens: bool = False,
     ) -> list[int]:
         """Encode text. Special-token strings raise unless allowed (tiktoken's policy).
+
+        ``add_special_tokens=True`` puts the :attr:`template`'s special tokens around the ids
+        (BOS/EOS), as HF's ``encode`` does by default; tokenmill adds nothing otherwise.
 
         With ``num_threads`` > 1 a long text (128 KB or more) is cut where no chunk can cross
         (gpt2, cl100k and o200k patterns) and its pieces are encoded on that many threads (at
@@ -389,12 +419,13 @@ class Tokenizer:
             a, d = self._usual_args[disallowed_special]
         n = num_threads if type(num_threads) is int and num_threads > 0 else _threads(num_threads)
         try:
-            return self._core.encode(text, a, d, n)
+            ids = self._core.encode(text, a, d, n)
         except TypeError:
             _need_str(text)
             raise
         except UnicodeEncodeError:
-            return self._core.encode(_fix_surrogates(text), a, d, n)
+            ids = self._core.encode(_fix_surrogates(text), a, d, n)
+        return self._template.wrap(ids) if add_special_tokens and self._template else ids
 
     def encode_ordinary(self, text: str, *, num_threads: int = 1) -> list[int]:
         """Encode text with special-token strings treated as plain text (``num_threads``: as
@@ -420,6 +451,7 @@ class Tokenizer:
         allowed_special: SpecialArg = frozenset(),
         disallowed_special: SpecialArg = "all",
         num_threads: int = 1,
+        add_special_tokens: bool = False,
     ) -> npt.NDArray[np.uint32]:
         """Like :meth:`encode`, returning a ``uint32`` numpy array (no Python ints built).
 
@@ -433,12 +465,13 @@ class Tokenizer:
             a, d = self._usual_args[disallowed_special]
         n = num_threads if type(num_threads) is int and num_threads > 0 else _threads(num_threads)
         try:
-            return self._core.encode_to_numpy(text, a, d, n)
+            ids = self._core.encode_to_numpy(text, a, d, n)
         except TypeError:
             _need_str(text)
             raise
         except UnicodeEncodeError:
-            return self._core.encode_to_numpy(_fix_surrogates(text), a, d, n)
+            ids = self._core.encode_to_numpy(_fix_surrogates(text), a, d, n)
+        return self._template.wrap_array(ids) if add_special_tokens and self._template else ids
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of a string or bytes that is exactly one token (ordinary or special).
@@ -465,9 +498,10 @@ class Tokenizer:
         allowed_special: SpecialArg = frozenset(),
         disallowed_special: SpecialArg = "all",
         num_threads: int = 1,
+        add_special_tokens: bool = False,
     ) -> int:
         """How many tokens :meth:`encode` would return, without building the list
-        (``num_threads``: as in :meth:`encode`).
+        (``num_threads``, ``add_special_tokens``: as in :meth:`encode`).
 
         >>> import tokenmill
         >>> tokenmill.load("cl100k_base").count("tokenization is fun")
@@ -479,12 +513,13 @@ class Tokenizer:
             a, d = self._usual_args[disallowed_special]
         n = num_threads if type(num_threads) is int and num_threads > 0 else _threads(num_threads)
         try:
-            return self._core.count(text, a, d, n)
+            count: int = self._core.count(text, a, d, n)
         except TypeError:
             _need_str(text)
             raise
         except UnicodeEncodeError:
-            return self._core.count(_fix_surrogates(text), a, d, n)
+            count = self._core.count(_fix_surrogates(text), a, d, n)
+        return count + self._template.added if add_special_tokens else count
 
     def _batch(self, method: str, texts: Sequence[str], *args: Any) -> Any:
         if isinstance(texts, str):
@@ -514,17 +549,21 @@ class Tokenizer:
         num_threads: int | None = None,
         allowed_special: SpecialArg = frozenset(),
         disallowed_special: SpecialArg = "all",
+        add_special_tokens: bool = False,
     ) -> list[list[int]]:
         """Encode many texts on ``num_threads`` threads (default and most: the CPUs this
         process may use; at most one per 8 KB of text, so a small batch runs on the calling
-        thread), GIL released.
+        thread), GIL released (``add_special_tokens``: as in :meth:`encode`).
 
         >>> import tokenmill
         >>> tokenmill.load("gpt2").encode_batch(["hello", "world"], num_threads=2)
         [[31373], [6894]]
         """
         a, d = self._special_args(allowed_special, disallowed_special)
-        return self._batch("encode_batch", texts, a, d, _threads(num_threads))
+        batch: list[list[int]] = self._batch("encode_batch", texts, a, d, _threads(num_threads))
+        if add_special_tokens and self._template:
+            return [self._template.wrap(ids) for ids in batch]
+        return batch
 
     def encode_ordinary_batch(
         self, texts: Sequence[str], *, num_threads: int | None = None
@@ -539,9 +578,11 @@ class Tokenizer:
         num_threads: int | None = None,
         allowed_special: SpecialArg = frozenset(),
         disallowed_special: SpecialArg = "all",
+        add_special_tokens: bool = False,
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
         """Encode many texts into one flat ``uint32`` array and ``len(texts) + 1`` offsets:
-        the ids of text ``i`` are ``ids[offsets[i]:offsets[i + 1]]``.
+        the ids of text ``i`` are ``ids[offsets[i]:offsets[i + 1]]`` (``add_special_tokens``:
+        as in :meth:`encode`).
 
         >>> import tokenmill
         >>> ids, offsets = tokenmill.load("gpt2").encode_batch_to_numpy(["hello", "big world"])
@@ -549,7 +590,10 @@ class Tokenizer:
         ([31373, 14261, 995], [0, 1, 3])
         """
         a, d = self._special_args(allowed_special, disallowed_special)
-        return self._batch("encode_batch_flat", texts, a, d, _threads(num_threads))
+        ids, offsets = self._batch("encode_batch_flat", texts, a, d, _threads(num_threads))
+        if add_special_tokens and self._template:
+            return self._template.wrap_flat(ids, offsets)
+        return ids, offsets
 
     def count_batch(
         self,
@@ -558,10 +602,14 @@ class Tokenizer:
         num_threads: int | None = None,
         allowed_special: SpecialArg = frozenset(),
         disallowed_special: SpecialArg = "all",
+        add_special_tokens: bool = False,
     ) -> list[int]:
         """:meth:`count` for many texts, in parallel."""
         a, d = self._special_args(allowed_special, disallowed_special)
-        return self._batch("count_batch", texts, a, d, _threads(num_threads))
+        counts: list[int] = self._batch("count_batch", texts, a, d, _threads(num_threads))
+        if add_special_tokens and self._template:
+            return [c + self._template.added for c in counts]
+        return counts
 
     def truncate(
         self,
@@ -820,6 +868,7 @@ class Tokenizer:
                 self.name,
                 self._merges,
                 self.normalizer,
+                self._template,
             ),
         )
 
@@ -830,6 +879,7 @@ class Tokenizer:
             self.pattern == other.pattern
             and self._specials == other._specials
             and self.normalizer == other.normalizer
+            and self._template == other._template
             and self._core.tokens() == other._core.tokens()
         )
 
@@ -876,9 +926,16 @@ def _rebuild(
     name: str,
     merges: Sequence[Merge] | None,
     normalizer: str | None = None,
+    template: Template | None = None,
 ) -> Tokenizer:
     return Tokenizer(
-        tokens, pattern, special_tokens, name=name, merges=merges, normalizer=normalizer
+        tokens,
+        pattern,
+        special_tokens,
+        name=name,
+        merges=merges,
+        normalizer=normalizer,
+        template=template,
     )
 
 

@@ -232,7 +232,8 @@ def add_load_arguments(sp: argparse.ArgumentParser) -> None:
 
 
 def add_special_arguments(sp: argparse.ArgumentParser) -> None:
-    """``--allow-special`` / ``--plain-special``: what special-token strings in the text are."""
+    """``--allow-special`` / ``--plain-special``: what special-token strings in the text are;
+    ``--add-special-tokens``: the template's tokens around each input."""
     g = sp.add_mutually_exclusive_group()
     g.add_argument(
         "--allow-special",
@@ -243,6 +244,12 @@ def add_special_arguments(sp: argparse.ArgumentParser) -> None:
         "--plain-special",
         action="store_true",
         help="encode special-token strings as plain text",
+    )
+    sp.add_argument(
+        "--add-special-tokens",
+        action="store_true",
+        help="put the special tokens of the tokenizer's template (BOS/EOS, from an HF file's "
+        "post-processor) around each input, as HF's add_special_tokens=True does",
     )
 
 
@@ -256,12 +263,16 @@ def disallowed_special_message(token: str) -> str:
 
 
 def special_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The encode arguments that ``--allow-special`` / ``--plain-special`` stand for."""
+    """The encode arguments that ``--allow-special`` / ``--plain-special`` and
+    ``--add-special-tokens`` stand for."""
+    kwargs: dict[str, Any] = {}
     if getattr(args, "allow_special", False):
-        return {"allowed_special": "all"}
+        kwargs["allowed_special"] = "all"
     if getattr(args, "plain_special", False):
-        return {"disallowed_special": ()}
-    return {}
+        kwargs["disallowed_special"] = ()
+    if getattr(args, "add_special_tokens", False):
+        kwargs["add_special_tokens"] = True
+    return kwargs
 
 
 def add_engine_arguments(sp: argparse.ArgumentParser, engine_help: str) -> None:

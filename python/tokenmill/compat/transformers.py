@@ -5,9 +5,10 @@ needs no ``transformers``).
 
 Both carry the tokenizer's ``tokenizer.json`` (:mod:`tokenmill.formats.hf`), on which HF
 computes tokenmill's ids: HF's ``encode(text)`` and ``__call__`` match special-token strings
-in any text, so they give ``encode(text, allowed_special="all")``, and with
-``split_special_tokens=True`` they give ``encode_ordinary(text)``. HF adds no token of its own
-(``add_special_tokens`` changes nothing), as tokenmill never does; ``decode`` gives
+in any text, so they give ``encode(text, allowed_special="all", add_special_tokens=True)``,
+and with ``split_special_tokens=True`` they give ``encode_ordinary(text)`` with the same
+additions. HF adds the tokens of the tokenizer's ``template`` (its post-processor) unless
+told ``add_special_tokens=False``, and none when the template is empty; ``decode`` gives
 tokenmill's ``decode`` (bytes that are not UTF-8 replaced alike), and
 ``clean_up_tokenization_spaces`` is off so that ``decode(encode(text)) == text``. Padding,
 truncation, ``return_tensors`` and the rest are HF's own code, run on the same file. (HF's

@@ -277,6 +277,11 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
         raise UnsupportedFormatError(
             f"GPT-2's files hold no normalizer, and {tok.name} applies {tok.normalizer}; {instead}"
         )
+    if tok.template:
+        raise UnsupportedFormatError(
+            f"GPT-2's files hold no template, and {tok.name} adds special tokens around a "
+            f"text with add_special_tokens=True; {instead}"
+        )
     if tok.pattern_name != "gpt2":
         raise UnsupportedFormatError(
             f"GPT-2's files name no pattern and are read with GPT-2's, but {tok.name} splits "

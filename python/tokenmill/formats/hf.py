@@ -3,7 +3,8 @@
 The export is a ``BPE`` model whose merges are each token's parents (the only pairs that can
 ever be adjacent, so HF's merge-list rule gives tiktoken's ids), ``ignore_merges`` on (a chunk
 that is a whole token is that token, as in tiktoken), a ``Split`` pre-tokenizer carrying the
-split pattern, byte-level alphabet and decoder, and the special tokens as added tokens.
+split pattern, byte-level alphabet and decoder, the special tokens as added tokens, and the
+tokenizer's template, if any, as a ``TemplateProcessing`` post-processor.
 
 HF compiles patterns with Oniguruma, which reads a possessive interval such as cl100k's
 ``\\p{N}{1,3}+`` as "one to three digits, repeated" (so ``1234567`` would be one piece); the
@@ -13,8 +14,8 @@ alternative.
 The import reads a file only when tokenmill reproduces its ids exactly, and refuses any other
 with a :class:`~tokenmill.VocabFileError` naming the component and its setting. What is read,
 ``encode(text, allowed_special="all")`` encodes as HF's ``encode(text,
-add_special_tokens=False)`` does (a ``TemplateProcessing`` post-processor adds its BOS/EOS ids
-only when HF is asked to add special tokens; tokenmill never adds them):
+add_special_tokens=False)`` does, and with ``add_special_tokens=True`` as HF's ``encode(text)``
+(the post-processor's BOS/EOS, kept as ``Tokenizer.template``):
 
 - ``model``: ``BPE`` over GPT-2's byte alphabet, every byte among the ordinary tokens (the 13
   that UTF-8 never holds may be left out), whose ids may leave gaps (ids no ordinary token has,
@@ -32,7 +33,9 @@ only when HF is asked to add special tokens; tokenmill never adds them):
   ``Sequence``; the core applies it to the text between special tokens with HF's own Unicode
   tables, as HF does to the text its added tokens leave); ``truncation`` and ``padding`` null;
   ``decoder`` null or ``ByteLevel``; ``post_processor`` null, ``ByteLevel``,
-  ``TemplateProcessing`` or a ``Sequence`` of them;
+  ``TemplateProcessing`` (its single template: special tokens around ``$A``; tokenmill has no
+  pairs of texts), ``RobertaProcessing``, ``BertProcessing``, or a ``Sequence`` of them with
+  at most one that adds tokens, each added an added token;
 - ``added_tokens``: special or not (HF matches both kinds in all text before it splits it, as
   tokenmill matches its special tokens when they are allowed: ``special`` false changes only
   what HF's ``decode(skip_special_tokens=True)`` drops), ``lstrip``, ``rstrip`` and
@@ -92,6 +95,7 @@ from tokenmill.fileio import write_atomic
 from tokenmill.formats import datagym, loading
 from tokenmill.formats.loading import Vocabulary, is_id, kind
 from tokenmill.patterns import PATTERNS, scanner
+from tokenmill.template import Template
 
 if TYPE_CHECKING:
     from tokenmill.tokenizer import Tokenizer
@@ -158,7 +162,7 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
                 },
             ],
         },
-        "post_processor": None,
+        "post_processor": _template_processing(tok) if tok.template else None,
         "decoder": {
             "type": "ByteLevel",
             "add_prefix_space": True,
@@ -176,6 +180,32 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
             "ignore_merges": True,
             "vocab": vocab,
             "merges": merges,
+        },
+    }
+
+
+def _template_processing(tok: Tokenizer) -> dict[str, Any]:
+    """HF's ``TemplateProcessing`` for ``tok.template``: the single template, and the pair
+    template HF requires (the single one for each text, the second with type id 1)."""
+    name_of = {i: name for name, i in tok.special_tokens.items()}
+
+    def template(text: str, type_id: int) -> list[dict[str, Any]]:
+        def special(i: int) -> dict[str, Any]:
+            return {"SpecialToken": {"id": name_of[i], "type_id": type_id}}
+
+        return [
+            *map(special, tok.template.prefix),
+            {"Sequence": {"id": text, "type_id": type_id}},
+            *map(special, tok.template.suffix),
+        ]
+
+    used = dict.fromkeys(tok.template.ids)
+    return {
+        "type": "TemplateProcessing",
+        "single": template("A", 0),
+        "pair": template("A", 0) + template("B", 1),
+        "special_tokens": {
+            name_of[i]: {"id": name_of[i], "ids": [i], "tokens": [name_of[i]]} for i in used
         },
     }
 
@@ -223,6 +253,7 @@ def vocabulary(doc: object, source: str, name: str) -> Vocabulary:
         bpe.pattern,
         bpe.special_tokens,
         normalizer=bpe.normalizer,
+        template=bpe.template,
         check_parents=check_parents,
     )
 
@@ -243,6 +274,7 @@ class BpeFile:
     results: list[int]  # the id each merge makes (never decreasing)
     ignore_merges: bool
     normalizer: str | None  # NFC, NFD, NFKC or NFKD, applied before splitting; or None
+    template: Template  # what the post-processor adds with add_special_tokens=True
 
 
 def from_dict(
@@ -299,12 +331,12 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
     ignore_merges = _check_model_options(model, refuse)
     pattern = _pattern_of(doc.get("pre_tokenizer"), refuse)
     _check_component("decoder", doc.get("decoder"), ("ByteLevel",), refuse)
-    _check_post_processor(doc.get("post_processor"), refuse)
     vocab = model.get("vocab")
     if not isinstance(vocab, dict):
         raise refuse(f"model.vocab must be an object of token -> id, not {kind(vocab)}")
     _check_ids(vocab, refuse)
     specials = _added_tokens(doc.get("added_tokens"), vocab, normalizer, refuse)
+    template = _template_of(doc.get("post_processor"), specials, refuse)
     ordinary = vocab  # a file's added tokens are seldom in its vocab: then there is no copy
     if not specials.keys().isdisjoint(vocab):
         ordinary = {text: idx for text, idx in vocab.items() if text not in specials}
@@ -327,6 +359,7 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
         results,
         ignore_merges,
         normalizer,
+        template,
     )
 
 
@@ -757,17 +790,73 @@ def _is_no_op(node: object, key: str) -> bool:
     )
 
 
-def _check_post_processor(node: object, refuse: Refuse) -> None:
-    """A post-processor adds ids only when HF is asked to add special tokens, and ByteLevel's
-    moves only offsets: null, ByteLevel, TemplateProcessing, or a Sequence of them (Llama 3.1's
-    and GLM-4's files) leave tokenmill's ids HF's."""
-    allowed = ("ByteLevel", "TemplateProcessing")
+def _template_of(node: object, specials: dict[str, int], refuse: Refuse) -> Template:
+    """The special tokens a post-processor adds around a text when HF is asked to add them:
+    ``TemplateProcessing``'s single template (Llama 3's ``<|begin_of_text|> $A``),
+    ``RobertaProcessing``'s and ``BertProcessing``'s ``cls $A sep``; ``ByteLevel`` moves only
+    offsets. A ``Sequence`` may hold one that adds tokens (Llama 3.1's and GLM-4's files put
+    ``ByteLevel`` beside ``TemplateProcessing``). Every id added must be an added token's."""
+    if node is None:
+        return Template()
     inner = node.get("processors") if isinstance(node, dict) else None
     if isinstance(node, dict) and node.get("type") == "Sequence" and isinstance(inner, list):
-        for k, processor in enumerate(inner):
-            _check_component(f"post_processor.processors[{k}]", processor, allowed, refuse)
-        return
-    _check_component("post_processor", node, allowed, refuse)
+        found = [
+            _one_template(f"post_processor.processors[{k}]", p, refuse) for k, p in enumerate(inner)
+        ]
+        adding = [t for t in found if t]
+        if len(adding) > 1:
+            raise refuse("post_processor is a Sequence with two processors that add tokens")
+        template = adding[0] if adding else Template()
+    else:
+        template = _one_template("post_processor", node, refuse)
+    known = set(specials.values())
+    for i in template.ids:
+        if i not in known:
+            raise refuse(f"post_processor adds id {i}, which is no added token's")
+    return template
+
+
+def _one_template(key: str, node: object, refuse: Refuse) -> Template:
+    kind_of = _describe(node)
+    if kind_of == "ByteLevel":
+        return Template()
+    if kind_of in ("RobertaProcessing", "BertProcessing"):
+        ends = [cast("dict[str, Any]", node).get(side) for side in ("cls", "sep")]
+        if not all(isinstance(e, list) and len(e) == 2 and is_id(e[1]) for e in ends):
+            raise refuse(f'{key} {kind_of}: "cls" and "sep" must each be [token, id]')
+        return Template((ends[0][1],), (ends[1][1],))  # type: ignore[index]
+    if kind_of != "TemplateProcessing":
+        raise refuse(
+            f"{key} {kind_of} is not supported: expected null, ByteLevel, TemplateProcessing, "
+            "RobertaProcessing, BertProcessing or a Sequence of them"
+        )
+    node = cast("dict[str, Any]", node)
+    single, named = node.get("single"), node.get("special_tokens")
+    if not isinstance(single, list) or not isinstance(named, dict):
+        raise refuse(
+            f'{key} TemplateProcessing needs a "single" list and a "special_tokens" object'
+        )
+    sides: tuple[list[int], list[int]] = ([], [])
+    texts = 0
+    for piece in single:
+        if isinstance(piece, dict) and isinstance(piece.get("Sequence"), dict):
+            if piece["Sequence"].get("id") != "A" or texts:
+                raise refuse(f'{key} TemplateProcessing: "single" must hold the text $A once')
+            texts += 1
+            continue
+        token = piece.get("SpecialToken") if isinstance(piece, dict) else None
+        name = token.get("id") if isinstance(token, dict) else None
+        entry = named.get(name) if isinstance(name, str) else None
+        ids = entry.get("ids") if isinstance(entry, dict) else None
+        if not isinstance(ids, list) or not all(is_id(i) for i in ids):
+            raise refuse(
+                f"{key} TemplateProcessing: {piece!r:.80} is not $A or a special token that "
+                '"special_tokens" gives ids'
+            )
+        sides[texts].extend(ids)
+    if not texts:
+        raise refuse(f'{key} TemplateProcessing: "single" must hold the text $A once')
+    return Template(tuple(sides[0]), tuple(sides[1]))
 
 
 def _check_component(key: str, node: object, allowed: tuple[str, ...], refuse: Refuse) -> None:

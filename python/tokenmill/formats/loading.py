@@ -28,6 +28,7 @@ from tokenmill.errors import (
     InvalidVocabError,
     VocabFileError,
 )
+from tokenmill.template import Template
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ class Vocabulary:
     # The Unicode normalization form (NFC, NFD, NFKC, NFKD) applied to the text between special
     # tokens before it is split; None for none (an HF file's normalizer).
     normalizer: str | None = None
+    # The special tokens added around each text with add_special_tokens=True (an HF file's
+    # post-processor); None for none.
+    template: Template | None = None
     # A check of the built tokenizer's merge parents (``Tokenizer.merge_parents``) that the
     # file's ids depend on (HF's merge list); raises VocabFileError.
     check_parents: Callable[[list[tuple[int, int] | None]], None] | None = None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,15 +31,17 @@ from tokenmill.errors import UnsupportedFormatError, VocabFileError
 from tokenmill.fileio import write_atomic
 from tokenmill.formats import loading
 from tokenmill.formats.loading import NORMALIZERS, Vocabulary
+from tokenmill.template import Template
 
 if TYPE_CHECKING:
     from tokenmill.tokenizer import Tokenizer
 
 FORMAT = "tokenmill"
 # Version 2 adds "normalizer", version 3 a "pattern" that is a list of patterns applied one
-# after another. A file is written with the lowest version that holds it (1 without either),
-# so a tokenmill that would misread it refuses it as newer.
-VERSION = 3
+# after another, version 4 a "template" (the special tokens add_special_tokens puts around a
+# text). A file is written with the lowest version that holds it (1 without any), so a
+# tokenmill that would misread it refuses it as newer.
+VERSION = 4
 # The most bytes a file's tokens may hold together: hundreds of times a real vocabulary's.
 MAX_TOKEN_BYTES = 1 << 28
 SUFFIXES = (".tokenmill.json", ".tokenmill", ".json")
@@ -102,10 +105,11 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
     lines = [
         "{",
         f'  "format": "{FORMAT}",',
-        f'  "version": {3 if len(tok.patterns) > 1 else 2 if tok.normalizer else 1},',
+        f'  "version": {_version(tok)},',
         f'  "name": {json.dumps(tok.name, ensure_ascii=False)},',
         f'  "pattern": {json.dumps(tok.pattern, ensure_ascii=False)},',
         f'  "normalizer": "{tok.normalizer}",' if tok.normalizer else "",
+        f'  "template": {json.dumps(asdict(tok.template))},' if tok.template else "",
         f'  "n_vocab": {tok.n_vocab},',
         f'  "special_tokens": {json.dumps(tok.special_tokens, ensure_ascii=False)},',
         '  "merges": [',
@@ -118,6 +122,32 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
     companion = companion_path(path)
     write_atomic(companion, _vocab_listing(tok, merges).encode("utf-8"))
     return [str(path), str(companion)]
+
+
+def _version(tok: Tokenizer) -> int:
+    """The lowest format version that holds ``tok`` (see ``VERSION``)."""
+    if tok.template:
+        return 4
+    return 3 if len(tok.patterns) > 1 else 2 if tok.normalizer else 1
+
+
+def _read_template(raw: object, specials: dict[str, int], bad: Any) -> Template | None:
+    if raw is None:
+        return None
+    known = set(specials.values())
+    sides = [raw.get(side, []) for side in ("prefix", "suffix")] if isinstance(raw, dict) else []
+    if (
+        not isinstance(raw, dict)
+        or set(raw) - {"prefix", "suffix"}
+        or not all(
+            isinstance(ids, list) and all(loading.is_id(i) and i in known for i in ids)
+            for ids in sides
+        )
+    ):
+        raise bad(
+            '"template" must be {"prefix": [ids], "suffix": [ids]}, each id a special token\'s'
+        )
+    return Template(tuple(sides[0]), tuple(sides[1]))
 
 
 def _vocab_listing(tok: Tokenizer, merges: list[tuple[int, int, int | None]]) -> str:
@@ -222,7 +252,17 @@ def vocabulary(doc: object, source: str) -> Vocabulary:
         not isinstance(n_vocab, int) or isinstance(n_vocab, bool) or n_vocab != expected
     ):
         raise bad(f'"n_vocab" says {n_vocab!r}, but the merges and special tokens make {expected}')
-    return Vocabulary(source, name, tokens, pattern, specials, merges=merges, normalizer=normalizer)
+    template = _read_template(doc.get("template"), specials, bad)
+    return Vocabulary(
+        source,
+        name,
+        tokens,
+        pattern,
+        specials,
+        merges=merges,
+        normalizer=normalizer,
+        template=template,
+    )
 
 
 def _read_merges(raw: Any, bad: Any) -> list[tuple[int, int, int | None]]:

@@ -525,6 +525,7 @@ class Encoding(Tokenizer):
         num_threads: int | None = None,
         allowed_special: SpecialArg = frozenset(),
         disallowed_special: SpecialArg = "all",
+        add_special_tokens: bool = False,
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
         """:meth:`tokenmill.Tokenizer.encode_batch_to_numpy`, with tiktoken's rules for
         ``disallowed_special``."""
@@ -536,6 +537,7 @@ class Encoding(Tokenizer):
             num_threads=num_threads,
             allowed_special=allowed_special,
             disallowed_special=disallowed_special,
+            add_special_tokens=add_special_tokens,
         )
 
     # ---------------------------------------------------------------------------- pickling

@@ -2,6 +2,10 @@
 //! text before it is split. Encoding follows tiktoken's policy ([`Specials::walk`]): a special
 //! the caller disallows is an error, one it allows is its id, any other is plain text. Training
 //! cuts every special out (`special_matcher`), so none is ever merged.
+//!
+//! Some are *late* ([`Specials::with_late`]): HF's added tokens with `normalized` true, which HF
+//! looks for in the normalized text that the others leave, spelled as the normalizer spells
+//! them ([`Specials::walk_late`]).
 
 use crate::error::Error;
 use crate::vocab::Vocab;
@@ -21,8 +25,21 @@ pub struct Specials {
     names: Vec<String>,
     ids: Vec<u32>,
     by_id: FxHashMap<u32, usize>,
-    matcher: Option<AhoCorasick>,
-    /// The distinct first bytes of the names, sorted: where none is, no special token starts.
+    /// Whether each name is late (matched in the normalized text).
+    late: Vec<bool>,
+    /// Finds the names that are not late, in the text as given.
+    early_matcher: Option<Matcher>,
+    /// Finds the late names, as normalized, in the normalized text.
+    late_matcher: Option<Matcher>,
+}
+
+/// Finds some special tokens' strings in text.
+#[derive(Debug, Clone)]
+struct Matcher {
+    strings: AhoCorasick,
+    /// The id of each string.
+    ids: Vec<u32>,
+    /// The distinct first bytes of the strings, sorted: where none is, no string starts.
     first_bytes: Vec<u8>,
 }
 
@@ -61,17 +78,56 @@ impl Specials {
             }
         }
         let names: Vec<String> = specials.iter().map(|(n, _)| n.clone()).collect();
-        let matcher = special_matcher(&names)?;
-        let mut first_bytes: Vec<u8> = names.iter().filter_map(|n| n.bytes().next()).collect();
-        first_bytes.sort_unstable();
-        first_bytes.dedup();
+        let ids: Vec<u32> = specials.iter().map(|(_, id)| *id).collect();
         Ok(Specials {
+            early_matcher: Matcher::new(&names, ids.clone())?,
+            late_matcher: None,
+            late: vec![false; names.len()],
             names,
-            ids: specials.iter().map(|(_, id)| *id).collect(),
+            ids,
             by_id,
-            matcher,
-            first_bytes,
         })
+    }
+
+    /// These specials with the ones named in `late` matched in the normalized text, spelled
+    /// as `normalize` spells them; all others in the text as given.
+    pub fn with_late(
+        mut self,
+        late: &[String],
+        normalize: impl Fn(&str) -> String,
+    ) -> Result<Specials, Error> {
+        for name in late {
+            let Some(k) = self.names.iter().position(|n| n == name) else {
+                return Err(Error::InvalidSpecialTokens {
+                    message: format!("{name:?} is given as late but is not a special token"),
+                });
+            };
+            self.late[k] = true;
+        }
+        let pick = |late: bool| -> (Vec<String>, Vec<u32>) {
+            (0..self.names.len())
+                .filter(|&k| self.late[k] == late)
+                .map(|k| (self.names[k].clone(), self.ids[k]))
+                .unzip()
+        };
+        let (early, early_ids) = pick(false);
+        let (late, late_ids) = pick(true);
+        let spelled: Vec<String> = late.iter().map(|n| normalize(n)).collect();
+        self.early_matcher = Matcher::new(&early, early_ids)?;
+        self.late_matcher = Matcher::new(&spelled, late_ids)?;
+        Ok(self)
+    }
+
+    /// The late special tokens' strings (see [`Specials::with_late`]), in definition order.
+    pub fn late(&self) -> impl Iterator<Item = &str> {
+        (0..self.names.len())
+            .filter(|&k| self.late[k])
+            .map(|k| self.names[k].as_str())
+    }
+
+    /// Whether any special token is late.
+    pub fn has_late(&self) -> bool {
+        self.late_matcher.is_some()
     }
 
     /// The largest special id, if there is a special token.
@@ -102,33 +158,92 @@ impl Specials {
 
     /// Walk `text` under tiktoken's special-token policy: a `disallowed` special anywhere is
     /// an error; each `allowed` special goes to `on_special`, the text between to `on_text`.
+    /// Late specials are not looked for: see [`Specials::walk_late`].
     pub fn walk<'t>(
         &self,
         text: &'t str,
         allowed: Allowed<'_>,
         disallowed: Allowed<'_>,
-        mut on_text: impl FnMut(&'t str) -> Result<(), Error>,
-        mut on_special: impl FnMut(u32),
+        on_text: impl FnMut(&'t str) -> Result<(), Error>,
+        on_special: impl FnMut(u32),
     ) -> Result<(), Error> {
-        if !disallowed.is_none() {
-            if let Some((s, e, _)) = self.find(text, 0, |id| disallowed.contains(id)) {
-                return Err(Error::DisallowedSpecialToken {
-                    token: text[s..e].to_string(),
-                });
-            }
-        }
-        let mut start = 0;
-        if !allowed.is_none() {
-            while let Some((s, e, id)) = self.find(text, start, |id| allowed.contains(id)) {
-                on_text(&text[start..s])?;
-                on_special(id);
-                start = e;
-            }
-        }
-        on_text(&text[start..])
+        walk(
+            self.early_matcher.as_ref(),
+            text,
+            allowed,
+            disallowed,
+            on_text,
+            on_special,
+        )
     }
 
-    /// Leftmost occurrence at or after `from` of a special token accepted by `accept`.
+    /// [`Specials::walk`] for the late specials, in a normalized piece of text that `walk`
+    /// left.
+    pub fn walk_late<'t>(
+        &self,
+        text: &'t str,
+        allowed: Allowed<'_>,
+        disallowed: Allowed<'_>,
+        on_text: impl FnMut(&'t str) -> Result<(), Error>,
+        on_special: impl FnMut(u32),
+    ) -> Result<(), Error> {
+        walk(
+            self.late_matcher.as_ref(),
+            text,
+            allowed,
+            disallowed,
+            on_text,
+            on_special,
+        )
+    }
+}
+
+fn walk<'t>(
+    matcher: Option<&Matcher>,
+    text: &'t str,
+    allowed: Allowed<'_>,
+    disallowed: Allowed<'_>,
+    mut on_text: impl FnMut(&'t str) -> Result<(), Error>,
+    mut on_special: impl FnMut(u32),
+) -> Result<(), Error> {
+    let Some(matcher) = matcher else {
+        return on_text(text);
+    };
+    if !disallowed.is_none() {
+        if let Some((s, e, _)) = matcher.find(text, 0, |id| disallowed.contains(id)) {
+            return Err(Error::DisallowedSpecialToken {
+                token: text[s..e].to_string(),
+            });
+        }
+    }
+    let mut start = 0;
+    if !allowed.is_none() {
+        while let Some((s, e, id)) = matcher.find(text, start, |id| allowed.contains(id)) {
+            on_text(&text[start..s])?;
+            on_special(id);
+            start = e;
+        }
+    }
+    on_text(&text[start..])
+}
+
+impl Matcher {
+    /// A matcher for `strings` with their `ids`; None when there are none.
+    fn new(strings: &[String], ids: Vec<u32>) -> Result<Option<Matcher>, Error> {
+        let Some(found) = special_matcher(strings)? else {
+            return Ok(None);
+        };
+        let mut first_bytes: Vec<u8> = strings.iter().filter_map(|n| n.bytes().next()).collect();
+        first_bytes.sort_unstable();
+        first_bytes.dedup();
+        Ok(Some(Matcher {
+            strings: found,
+            ids,
+            first_bytes,
+        }))
+    }
+
+    /// Leftmost occurrence at or after `from` of a string whose id `accept` accepts.
     ///
     /// Like tiktoken, a match that is not accepted makes the search resume one byte after its
     /// start, so a rejected token cannot hide an accepted one that overlaps it.
@@ -138,11 +253,10 @@ impl Specials {
         mut from: usize,
         accept: impl Fn(u32) -> bool,
     ) -> Option<(usize, usize, u32)> {
-        let matcher = self.matcher.as_ref()?;
         while from <= text.len() {
             from += self.first_byte_in(text.as_bytes().get(from..)?)?;
             let input = aho_corasick::Input::new(text).range(from..);
-            let m = matcher.find(input)?;
+            let m = self.strings.find(input)?;
             let id = self.ids[m.pattern().as_usize()];
             if accept(id) {
                 return Some((m.start(), m.end(), id));
@@ -152,10 +266,10 @@ impl Specials {
         None
     }
 
-    /// Where the first byte of a name first is in `hay` (None: nowhere), by `memchr` when the
-    /// names start with at most three distinct bytes (OpenAI's all start with `<`); else 0.
-    /// tiktoken's `encode` searches every text for its specials, and on a short text the
-    /// matcher alone costs more than encoding it (docs/performance.md, 'Special tokens').
+    /// Where the first byte of a string first is in `hay` (None: nowhere), by `memchr` when
+    /// the strings start with at most three distinct bytes (OpenAI's all start with `<`);
+    /// else 0. tiktoken's `encode` searches every text for its specials, and on a short text
+    /// the matcher alone costs more than encoding it (docs/performance.md, 'Special tokens').
     #[inline]
     fn first_byte_in(&self, hay: &[u8]) -> Option<usize> {
         match self.first_bytes[..] {
@@ -289,7 +403,11 @@ mod tests {
                             .max_by_key(|(_, n)| n.len())?;
                         accept(300 + k as u32).then_some((s, s + name.len(), 300 + k as u32))
                     });
-                    let found = specials.find(&text, 0, accept);
+                    let found = specials
+                        .early_matcher
+                        .as_ref()
+                        .unwrap()
+                        .find(&text, 0, accept);
                     assert_eq!(found, plain, "{names:?} {text:?}");
                 }
             }

@@ -431,15 +431,6 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], Any], str, str | None]] = [
         "The",
     ),
     (
-        "normalized added token with a normalizer",
-        lambda d: (
-            d.update(normalizer={"type": "NFC"}),
-            d["added_tokens"][0].update(normalized=True),
-        ),
-        "normalized true and the normalizer NFC",
-        f"{EOT}\u0338",
-    ),
-    (
         "add_prefix_space",
         lambda d: seq(d, 1).update(add_prefix_space=True),
         "ByteLevel has add_prefix_space true",
@@ -466,12 +457,6 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], Any], str, str | None]] = [
         set_in("added_tokens", 0, "single_word", value=True),
         "has single_word true",
         f"a{EOT}",
-    ),
-    (
-        "normalized mixed, overlapping",
-        lambda d: add_second_special(d, normalized=True, content=f"a{EOT}"),
-        f"added tokens 'a{EOT}' (normalized true) and '{EOT}' (normalized false) overlap",
-        f"xa{EOT}",
     ),
     (
         "added token id",
@@ -813,6 +798,29 @@ ACCEPTED: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "without-bytes-utf8-never-holds": ("cl100k", without_bytes_utf8_never_holds),
     # DeepSeek V3's: normalized true and false, no normalizer, no token inside another.
     "normalized-mixed-apart": ("o200k", lambda d: add_second_special(d, normalized=True)),
+    # HF matches normalized false ones first, then normalized true ones in the text between.
+    "normalized-mixed-overlapping": (
+        "cl100k",
+        lambda d: add_second_special(d, normalized=True, content=f"a{EOT}"),
+    ),
+    # GPT-NeoX's and OLMo 1's: normalized true beside a normalizer, matched in the normalized
+    # text (`>` + U+0338 there is U+226F: no <|endoftext|>).
+    "normalized-nfc": (
+        "gpt2",
+        lambda d: (
+            d.update(normalizer={"type": "NFC"}),
+            d["added_tokens"][0].update(normalized=True),
+            add_second_special(d, normalized=False),
+        ),
+    ),
+    # ... spelled as normalized: "<|ﬁ|>" is looked for as "<|fi|>".
+    "normalized-nfkc": (
+        "o200k",
+        lambda d: (
+            d.update(normalizer={"type": "NFKC"}),
+            add_second_special(d, normalized=True, content="<|ﬁ|>"),
+        ),
+    ),
     # Several splits one after another, each on the pieces of the one before.
     "split-then-byte-level-regex": ("cl100k", lambda d: seq(d, 1).update(use_regex=True)),
     "deepseek-v3": ("cl100k", DEEPSEEK_V3),
@@ -842,7 +850,7 @@ def accepted_pair(shape: str) -> tuple[Tokenizer, tokenizers.Tokenizer]:
     edit(doc)
     text = json.dumps(doc)
     ours = build(hf.vocabulary(json.loads(text), "tokenizer.json", "t"))
-    assert ours.special_tokens == {EOT: 599} | ({"<|two|>": 600} if "<|two|>" in text else {})
+    assert ours.special_tokens == {t["content"]: t["id"] for t in doc["added_tokens"]}
     return ours, tokenizers.Tokenizer.from_str(text)
 
 
@@ -856,6 +864,7 @@ SAMPLES = [
     "I'm sure you'll see; it's DON'T 'S",
     "   leading and trailing   ",
     f"x<|two|>y{EOT}<|two|><|two|{EOT}",
+    f"xa{EOT} <|fi|><|ﬁ|><|ﬁ {EOT}\u0338 a{EOT}\u0338",
     # DeepSeek V3's stages: kana with its punctuation and marks, numbers beside CJK and
     # spaces, controls and format characters before letters and alone, ASCII punctuation
     # before ASCII and other letters.
@@ -902,6 +911,45 @@ def test_a_normalizer_is_kept_by_saving_and_pickling(tmp_path, form):
             tok.save(tmp_path / name, format=fmt)
     with pytest.raises(tokenmill.InvalidArgumentError, match="normalizer must be"):
         Tokenizer(plain.token_bytes_list(), plain.pattern, normalizer="nfc")
+
+
+def test_normalized_specials_are_kept_by_saving_and_pickling(tmp_path):
+    ours, theirs = accepted_pair("normalized-nfc")
+    assert ours.normalized_specials == {EOT}
+    text = f"x{EOT}\u0338 {EOT}<|two|>"
+    want = ours.encode(text, allowed_special="all")
+    assert want == theirs.encode(text, add_special_tokens=False).ids
+    plain = Tokenizer(ours.token_bytes_list(), ours.pattern, ours.special_tokens, normalizer="NFC")
+    assert plain != ours and plain.encode(text, allowed_special="all") != want
+    for name in ("n.tokenmill", "n.json"):
+        tok = Tokenizer(
+            plain.token_bytes_list(),
+            plain.pattern,
+            plain.special_tokens,
+            merges=trained("gpt2").merges,
+            normalizer="NFC",
+            normalized_specials=[EOT],
+        )
+        tok.save(tmp_path / name)
+        back = tokenmill.load(tmp_path / name)
+        assert back == tok and back.encode(text, allowed_special="all") == want
+    assert json.loads((tmp_path / "n.tokenmill").read_text())["version"] == 5
+    hf_back = tokenizers.Tokenizer.from_file(str(tmp_path / "n.json"))
+    assert hf_back.encode(text, add_special_tokens=False).ids == want
+    assert pickle.loads(pickle.dumps(ours)) == ours
+    no_form = Tokenizer(
+        ours.token_bytes_list(), "gpt2", ours.special_tokens, normalized_specials=[EOT]
+    )
+    with pytest.raises(tokenmill.UnsupportedFormatError, match="normalized text"):
+        no_form.save(tmp_path / "g", format="gpt2")
+    with pytest.raises(tokenmill.InvalidSpecialTokensError, match="not a special token"):
+        Tokenizer(plain.token_bytes_list(), plain.pattern, normalized_specials=["<|x|>"])
+    with pytest.raises(tokenmill.WrongTypeError, match="normalized_specials must be"):
+        Tokenizer(plain.token_bytes_list(), plain.pattern, normalized_specials=EOT)
+    doc = json.loads((tmp_path / "n.tokenmill").read_text())
+    doc["normalized_specials"] = ["<|x|>"]
+    write_json(tmp_path / "bad.tokenmill", doc)
+    assert '"normalized_specials" must be' in load_error(tmp_path / "bad.tokenmill").problem
 
 
 def test_bytes_utf8_never_holds_may_be_missing():

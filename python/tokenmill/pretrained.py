@@ -297,6 +297,7 @@ def build(
                 merges=merges,
                 normalizer=vocab.normalizer,
                 template=vocab.template,
+                normalized_specials=vocab.normalized_specials & specials.keys(),
             )
     if vocab.check_parents is not None:
         vocab.check_parents(tok.merge_parents())

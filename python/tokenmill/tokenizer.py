@@ -92,7 +92,9 @@ class Tokenizer:
     (``b""``) is a gap. ``pattern`` is a pattern name (``gpt2``, ``cl100k``, ``o200k``) or any
     regex, or a list of them applied one after another, each to every chunk of the one before
     (HF's ``Sequence`` of ``Split`` pre-tokenizers). ``special_tokens`` maps strings to ids
-    past the ranks or in their gaps.
+    past the ranks or in their gaps. ``normalizer``, ``template`` and ``normalized_specials``
+    carry what HF files say (see :attr:`normalizer`, :attr:`template`,
+    :attr:`normalized_specials`).
 
     >>> tok = Tokenizer({bytes([b]): b for b in range(256)} | {b"ab": 256}, "gpt2")
     >>> tok.encode("abc")
@@ -116,6 +118,7 @@ class Tokenizer:
         explicit_n_vocab: int | None = None,
         normalizer: str | None = None,
         template: Template | None = None,
+        normalized_specials: Collection[str] = (),
     ) -> None:
         need_pattern(pattern)
         need_normalizer(normalizer)
@@ -128,7 +131,8 @@ class Tokenizer:
         tokens = _tokens_by_rank(mergeable_ranks)
         specials = dict(special_tokens or {})
         need_special_names(specials)
-        core = _core.CoreTokenizer(tokens, pattern, list(specials.items()), normalizer)
+        late = _normalized_specials(normalized_specials, specials)
+        core = _core.CoreTokenizer(tokens, pattern, list(specials.items()), normalizer, late)
         self._setup(core, name, merges, template)
         if explicit_n_vocab is not None and explicit_n_vocab != self._core.n_vocab:
             raise InvalidVocabError(
@@ -177,6 +181,7 @@ class Tokenizer:
         self._specials = dict(core.special_tokens())
         self._special_set = frozenset(self._specials)
         self._special_ids = frozenset(self._specials.values())
+        self._normalized_specials = frozenset(core.late_specials())
         self._usual_args = _usual_args(self._specials)
         self._merges = tuple(merges) if merges is not None else None
         self._pickle_as: PickleAs | None = None
@@ -253,6 +258,18 @@ class Tokenizer:
         Template(prefix=(), suffix=())
         """
         return self._template
+
+    @property
+    def normalized_specials(self) -> frozenset[str]:
+        """The special tokens looked for in the normalized text, spelled as normalized, once
+        the others are cut out (HF's added tokens with ``normalized`` true, as GPT-NeoX's
+        files have); empty for most tokenizers.
+
+        >>> import tokenmill
+        >>> tokenmill.load("gpt2").normalized_specials
+        frozenset()
+        """
+        return self._normalized_specials
 
     @property
     def special_tokens_set(self) -> frozenset[str]:
@@ -869,6 +886,7 @@ class Tokenizer:
                 self._merges,
                 self.normalizer,
                 self._template,
+                self._normalized_specials,
             ),
         )
 
@@ -880,6 +898,7 @@ class Tokenizer:
             and self._specials == other._specials
             and self.normalizer == other.normalizer
             and self._template == other._template
+            and self._normalized_specials == other._normalized_specials
             and self._core.tokens() == other._core.tokens()
         )
 
@@ -927,6 +946,7 @@ def _rebuild(
     merges: Sequence[Merge] | None,
     normalizer: str | None = None,
     template: Template | None = None,
+    normalized_specials: Collection[str] = (),
 ) -> Tokenizer:
     return Tokenizer(
         tokens,
@@ -936,6 +956,7 @@ def _rebuild(
         merges=merges,
         normalizer=normalizer,
         template=template,
+        normalized_specials=normalized_specials,
     )
 
 
@@ -1070,6 +1091,20 @@ def need_pattern(pattern: object) -> None:
     for one in patterns:
         if problem := lone_surrogate(one):
             raise InvalidPatternError(f"invalid split pattern {one!r:.60}: it holds {problem}")
+
+
+def _normalized_specials(names: Collection[str], specials: Mapping[str, int]) -> list[str]:
+    """``normalized_specials`` checked: a collection of special-token strings."""
+    if isinstance(names, str) or not isinstance(names, Collection):
+        raise WrongTypeError(
+            f"normalized_specials must be a collection of special-token strings, not {names!r:.40}"
+        )
+    unknown = sorted(n for n in names if n not in specials)
+    if unknown:
+        raise InvalidSpecialTokensError(
+            f"normalized_specials names {unknown[0]!r:.40}, which is not a special token"
+        )
+    return [n for n in specials if n in names]
 
 
 def need_normalizer(normalizer: object) -> None:

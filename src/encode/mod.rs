@@ -89,6 +89,38 @@ impl Encoder {
         self.normalizer
     }
 
+    /// This encoder with the special tokens named in `late` matched in the normalized text
+    /// between the others, spelled as its normalizer spells them (HF's added tokens with
+    /// `normalized` true); call after [`Encoder::with_normalizer`].
+    pub fn with_late_specials(mut self, late: &[String]) -> Result<Encoder, Error> {
+        let form = self.normalizer;
+        let spell = |name: &str| match form {
+            Some(form) => form.apply(name).into_owned(),
+            None => name.to_string(),
+        };
+        self.specials = self.specials.with_late(late, spell)?;
+        Ok(self)
+    }
+
+    /// The text between two special tokens as the splitter sees it: normalized, then cut at
+    /// the late specials (if any); each piece goes to `on_piece`, each late special's id to
+    /// `on_special`.
+    fn each_piece(
+        &self,
+        text: &str,
+        allowed: Allowed<'_>,
+        disallowed: Allowed<'_>,
+        mut on_piece: impl FnMut(&str) -> Result<(), Error>,
+        on_special: impl FnMut(u32),
+    ) -> Result<(), Error> {
+        let normalized = self.normalized(text);
+        if !self.specials.has_late() {
+            return on_piece(&normalized);
+        }
+        self.specials
+            .walk_late(&normalized, allowed, disallowed, on_piece, on_special)
+    }
+
     /// `text` as the splitter sees it: normalized, if the encoder has a normalizer.
     pub fn normalized<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
         match self.normalizer {
@@ -225,12 +257,21 @@ impl Encoder {
         out: &mut Vec<u32>,
     ) -> Result<(), Error> {
         let out = std::cell::RefCell::new(out);
+        let push = |id| out.borrow_mut().push(id);
         self.specials.walk(
             text,
             allowed,
             disallowed,
-            |t| self.encode_ordinary(t, &mut out.borrow_mut()),
-            |id| out.borrow_mut().push(id),
+            |t| {
+                self.each_piece(
+                    t,
+                    allowed,
+                    disallowed,
+                    |piece| self.encode_in_batches(piece, &mut out.borrow_mut(), |_| {}),
+                    push,
+                )
+            },
+            push,
         )
     }
 
@@ -242,19 +283,28 @@ impl Encoder {
         disallowed: Allowed<'_>,
     ) -> Result<usize, Error> {
         let n = std::cell::Cell::new(0usize);
-        let mut buf = Vec::new();
+        let buf = std::cell::RefCell::new(Vec::new());
+        let one = |_| n.set(n.get() + 1);
         self.specials.walk(
             text,
             allowed,
             disallowed,
             |t| {
-                // The ids of each batch of chunks are counted and dropped.
-                self.encode_in_batches(&self.normalized(t), &mut buf, |ids| {
-                    n.set(n.get() + ids.len());
-                    ids.clear();
-                })
+                self.each_piece(
+                    t,
+                    allowed,
+                    disallowed,
+                    |piece| {
+                        // The ids of each batch of chunks are counted and dropped.
+                        self.encode_in_batches(piece, &mut buf.borrow_mut(), |ids| {
+                            n.set(n.get() + ids.len());
+                            ids.clear();
+                        })
+                    },
+                    one,
+                )
             },
-            |_| n.set(n.get() + 1),
+            one,
         )?;
         Ok(n.get())
     }
@@ -594,6 +644,45 @@ mod tests {
         assert_eq!(
             e.decode_bytes(&[299], &mut bytes),
             Err(Error::UnknownTokenId { id: 299 })
+        );
+    }
+
+    /// Late specials are looked for, as the normalizer spells them, in the normalized text the
+    /// others leave: `>` + U+0338 is U+226F there, so `<|a|>` before it is no match, and
+    /// NFKC's `<|ﬁ|>` is found as `<|fi|>`; a late one inside an early one is never found.
+    #[test]
+    fn late_specials_are_found_in_the_normalized_text() {
+        let specials = [
+            ("<|a|>".to_string(), 300),
+            ("<|ﬁ|>".to_string(), 301),
+            ("x<|e|>".to_string(), 302),
+            ("<|e|>".to_string(), 303),
+        ];
+        let late: Vec<String> = ["<|a|>", "<|ﬁ|>", "x<|e|>"].map(String::from).to_vec();
+        let e = Encoder::new(testing::of(&[]), Splitter::new("gpt2").unwrap(), &specials)
+            .unwrap()
+            .with_normalizer(Normalizer::parse("NFKC"))
+            .with_late_specials(&late)
+            .unwrap();
+        let ids = |text: &str| {
+            let mut out = Vec::new();
+            e.encode(text, Allowed::All, Allowed::None, &mut out)
+                .unwrap();
+            assert_eq!(
+                e.count(text, Allowed::All, Allowed::None).unwrap(),
+                out.len()
+            );
+            out
+        };
+        assert_eq!(ids("<|a|>b"), [300, 98]);
+        assert_eq!(ids("<|a|>\u{338}").len(), 7); // < | a | and the 3 bytes of ≯
+        assert_eq!(ids("<|fi|><|ﬁ|>"), [301, 301]);
+        assert_eq!(ids("x<|e|>"), [120, 303]);
+        assert_eq!(e.specials().late().collect::<Vec<_>>(), late);
+        let err = e.encode("<|fi|>", Allowed::None, Allowed::All, &mut Vec::new());
+        assert!(
+            matches!(err, Err(Error::DisallowedSpecialToken { .. })),
+            "{err:?}"
         );
     }
 

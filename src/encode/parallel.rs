@@ -38,6 +38,11 @@ impl Encoder {
         piece_bytes: usize,
         out: &mut Vec<u32>,
     ) -> Result<(), Error> {
+        if self.specials.has_late() {
+            // A cut could fall inside a late special, which is looked for only once the text
+            // is normalized.
+            return self.encode(text, allowed, disallowed, out);
+        }
         let piece_bytes = piece_bytes.max(1);
         let cuttable = self.splitter.is_scanner();
         let threads = work_sharing::threads_here();

@@ -240,15 +240,17 @@ impl CoreTokenizer {
     /// has (a gap, where a special token may go). pattern: a pattern name or regex, or a list
     /// of them applied one after another. special_tokens: (string, id) pairs. normalizer:
     /// `NFC`, `NFD`, `NFKC`, `NFKD` or None, applied to the text between special tokens before
-    /// it is split.
+    /// it is split. late_specials: special tokens looked for in that normalized text, spelled
+    /// as normalized (HF's added tokens with `normalized` true), after the others are cut out.
     #[new]
-    #[pyo3(signature = (tokens, pattern, special_tokens, normalizer = None))]
+    #[pyo3(signature = (tokens, pattern, special_tokens, normalizer = None, late_specials = None))]
     fn new(
         py: Python<'_>,
         tokens: Vec<Vec<u8>>,
         pattern: &Bound<'_, PyAny>,
         special_tokens: Vec<(String, Bound<'_, PyAny>)>,
         normalizer: Option<&str>,
+        late_specials: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let patterns = patterns_of(pattern)?;
         let special_tokens = special_pairs(py, special_tokens)?;
@@ -260,14 +262,17 @@ impl CoreTokenizer {
                 ))
             })?),
         };
+        let late = late_specials.unwrap_or_default();
         let enc = py
             .detach(|| {
                 let vocab = Vocab::new(&tokens)?;
                 let splitter = Splitter::sequence(&patterns)?;
-                Encoder::new(vocab, splitter, &special_tokens)
+                Encoder::new(vocab, splitter, &special_tokens)?
+                    .with_normalizer(normalizer)
+                    .with_late_specials(&late)
             })
             .map_err(|e| to_py(py, e, None))?;
-        Ok(CoreTokenizer::wrap(enc.with_normalizer(normalizer)))
+        Ok(CoreTokenizer::wrap(enc))
     }
 
     /// Build straight from the bytes of a tiktoken rank file (no Python objects per token).
@@ -324,6 +329,11 @@ impl CoreTokenizer {
     #[getter]
     fn max_token_len(&self) -> usize {
         self.enc.vocab().max_token_len()
+    }
+
+    /// The special tokens looked for in the normalized text (see `__new__`).
+    fn late_specials(&self) -> Vec<String> {
+        self.enc.specials().late().map(str::to_string).collect()
     }
 
     fn special_tokens(&self) -> Vec<(String, u32)> {

@@ -277,6 +277,11 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
         raise UnsupportedFormatError(
             f"GPT-2's files hold no normalizer, and {tok.name} applies {tok.normalizer}; {instead}"
         )
+    if tok.normalized_specials:
+        raise UnsupportedFormatError(
+            f"GPT-2's files cannot say which special tokens are looked for in the normalized "
+            f"text, as {tok.name}'s {sorted(tok.normalized_specials)[0]!r} is; {instead}"
+        )
     if tok.template:
         raise UnsupportedFormatError(
             f"GPT-2's files hold no template, and {tok.name} adds special tokens around a "

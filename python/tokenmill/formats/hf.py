@@ -39,12 +39,11 @@ add_special_tokens=False)`` does, and with ``add_special_tokens=True`` as HF's `
 - ``added_tokens``: special or not (HF matches both kinds in all text before it splits it, as
   tokenmill matches its special tokens when they are allowed: ``special`` false changes only
   what HF's ``decode(skip_special_tokens=True)`` drops), ``lstrip``, ``rstrip`` and
-  ``single_word`` false; ``normalized`` false with a normalizer (HF matches normalized ones in
-  the normalized text), and without one either the same for all or, mixed, with no token of
-  one kind able to start inside one of the other (HF matches the unnormalized ones first);
-  each at the id HF gives it: its id in the model's vocab, else the next id past the vocab;
-  one in the vocab spelled as its own text (else HF's model gives its id for the bytes the
-  spelling stands for).
+  ``single_word`` false; ``normalized`` true or false (HF matches the false ones first, then
+  the true ones, normalized, in the normalized text between: ``Tokenizer.normalized_specials``,
+  which the core runs the same way); each at the id HF gives it: its id in the model's vocab,
+  else the next id past the vocab; one in the vocab spelled as its own text (else HF's model
+  gives its id for the bytes the spelling stands for).
 
 The merge rule. tokenmill encodes by tiktoken's rule: merge the adjacent pair whose merged
 token has the lowest id, and a chunk that is itself a token is that one id. HF's BPE merges
@@ -131,7 +130,7 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
             "single_word": False,
             "lstrip": False,
             "rstrip": False,
-            "normalized": False,
+            "normalized": s in tok.normalized_specials,
             "special": True,
         }
         for s, i in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
@@ -254,6 +253,7 @@ def vocabulary(doc: object, source: str, name: str) -> Vocabulary:
         bpe.special_tokens,
         normalizer=bpe.normalizer,
         template=bpe.template,
+        normalized_specials=bpe.normalized_specials,
         check_parents=check_parents,
     )
 
@@ -275,6 +275,7 @@ class BpeFile:
     ignore_merges: bool
     normalizer: str | None  # NFC, NFD, NFKC or NFKD, applied before splitting; or None
     template: Template  # what the post-processor adds with add_special_tokens=True
+    normalized_specials: frozenset[str]  # added tokens matched in the normalized text
 
 
 def from_dict(
@@ -335,7 +336,7 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
     if not isinstance(vocab, dict):
         raise refuse(f"model.vocab must be an object of token -> id, not {kind(vocab)}")
     _check_ids(vocab, refuse)
-    specials = _added_tokens(doc.get("added_tokens"), vocab, normalizer, refuse)
+    specials, late = _added_tokens(doc.get("added_tokens"), vocab, normalizer, refuse)
     template = _template_of(doc.get("post_processor"), specials, refuse)
     ordinary = vocab  # a file's added tokens are seldom in its vocab: then there is no copy
     if not specials.keys().isdisjoint(vocab):
@@ -360,6 +361,7 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
         ignore_merges,
         normalizer,
         template,
+        late,
     )
 
 
@@ -517,10 +519,11 @@ def _check_model_options(model: dict[str, Any], refuse: Refuse) -> bool:
 
 def _added_tokens(
     raw: object, vocab: dict[str, int], normalizer: str | None, refuse: Refuse
-) -> dict[str, int]:
-    """The added tokens as special tokens, each checked to be at the id HF gives it."""
+) -> tuple[dict[str, int], frozenset[str]]:
+    """The added tokens as special tokens, each checked to be at the id HF gives it, and
+    those tokenmill must look for in the normalized text, as HF does (see below)."""
     if raw is None:
-        return {}
+        return {}, frozenset()
     if not isinstance(raw, list):
         raise refuse(f"added_tokens must be a list, not {kind(raw)}")
     specials: dict[str, int] = {}
@@ -568,25 +571,17 @@ def _added_tokens(
             raise refuse(f"added token {content!r} has id {idx}, but HF gives it {hf_id} ({why})")
         specials[content] = idx
         normalized[content] = entry["normalized"]
-    if normalizer is not None and True in normalized.values():
-        raise refuse(
-            f"added tokens with normalized true and the normalizer {normalizer}: HF matches them "
-            "in the normalized text, tokenmill matches special tokens before it normalizes the "
-            "text between them"
-        )
-    # HF matches the added tokens with normalized false first, then the others in the text
-    # between them; tokenmill matches all at once. Without a normalizer (checked above) that
-    # is the same unless a match of the first kind can start inside one of the second.
-    clash = _first_clash(
-        [t for t, n in normalized.items() if not n], [t for t, n in normalized.items() if n]
-    )
-    if clash is not None:
-        raise refuse(
-            f"added tokens {clash[1]!r} (normalized true) and {clash[0]!r} (normalized false) "
-            "overlap: HF matches the normalized false ones first, tokenmill matches all at "
-            "once, so a text that holds them overlapping would get other ids"
-        )
-    return specials
+    # HF matches the added tokens with normalized false first, then the others, normalized, in
+    # the normalized text between them (Tokenizer.normalized_specials). Without a normalizer
+    # that is matching all at once unless a match of the first kind can start inside one of
+    # the second, and all at once is one pass over the text instead of two.
+    late = [t for t, n in normalized.items() if n]
+    if (
+        normalizer is None
+        and _first_clash([t for t in specials if not normalized[t]], late) is None
+    ):
+        return specials, frozenset()
+    return specials, frozenset(late)
 
 
 def _first_clash(first: list[str], later: list[str]) -> tuple[str, str] | None:

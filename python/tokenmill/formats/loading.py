@@ -58,6 +58,9 @@ class Vocabulary:
     # The special tokens added around each text with add_special_tokens=True (an HF file's
     # post-processor); None for none.
     template: Template | None = None
+    # Special tokens looked for in the normalized text (an HF file's added tokens with
+    # normalized true, where that matters).
+    normalized_specials: frozenset[str] = frozenset()
     # A check of the built tokenizer's merge parents (``Tokenizer.merge_parents``) that the
     # file's ids depend on (HF's merge list); raises VocabFileError.
     check_parents: Callable[[list[tuple[int, int] | None]], None] | None = None

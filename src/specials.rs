@@ -5,7 +5,8 @@
 //!
 //! Some are *late* ([`Specials::with_late`]): HF's added tokens with `normalized` true, which HF
 //! looks for in the normalized text that the others leave, spelled as the normalizer spells
-//! them ([`Specials::walk_late`]).
+//! them ([`Specials::walk_late`]). And some take the whitespace beside them with them
+//! ([`Specials::with_strips`]: HF's `lstrip` and `rstrip`).
 
 use crate::error::Error;
 use crate::vocab::Vocab;
@@ -27,6 +28,8 @@ pub struct Specials {
     by_id: FxHashMap<u32, usize>,
     /// Whether each name is late (matched in the normalized text).
     late: Vec<bool>,
+    /// Whether each takes the whitespace before it (`.0`) and after it (`.1`) with it.
+    strips: Vec<(bool, bool)>,
     /// Finds the names that are not late, in the text as given.
     early_matcher: Option<Matcher>,
     /// Finds the late names, as normalized, in the normalized text.
@@ -37,8 +40,8 @@ pub struct Specials {
 #[derive(Debug, Clone)]
 struct Matcher {
     strings: AhoCorasick,
-    /// The id of each string.
-    ids: Vec<u32>,
+    /// Which special token each string is (its index in `Specials::names`).
+    which: Vec<usize>,
     /// The distinct first bytes of the strings, sorted: where none is, no string starts.
     first_bytes: Vec<u8>,
 }
@@ -78,13 +81,13 @@ impl Specials {
             }
         }
         let names: Vec<String> = specials.iter().map(|(n, _)| n.clone()).collect();
-        let ids: Vec<u32> = specials.iter().map(|(_, id)| *id).collect();
         Ok(Specials {
-            early_matcher: Matcher::new(&names, ids.clone())?,
+            early_matcher: Matcher::new(&names, (0..names.len()).collect())?,
             late_matcher: None,
             late: vec![false; names.len()],
+            strips: vec![(false, false); names.len()],
             names,
-            ids,
+            ids: specials.iter().map(|(_, id)| *id).collect(),
             by_id,
         })
     }
@@ -97,25 +100,57 @@ impl Specials {
         normalize: impl Fn(&str) -> String,
     ) -> Result<Specials, Error> {
         for name in late {
-            let Some(k) = self.names.iter().position(|n| n == name) else {
-                return Err(Error::InvalidSpecialTokens {
-                    message: format!("{name:?} is given as late but is not a special token"),
-                });
-            };
+            let k = self.index(name, "late")?;
             self.late[k] = true;
         }
-        let pick = |late: bool| -> (Vec<String>, Vec<u32>) {
+        let pick = |late: bool| -> (Vec<String>, Vec<usize>) {
             (0..self.names.len())
                 .filter(|&k| self.late[k] == late)
-                .map(|k| (self.names[k].clone(), self.ids[k]))
+                .map(|k| (self.names[k].clone(), k))
                 .unzip()
         };
-        let (early, early_ids) = pick(false);
-        let (late, late_ids) = pick(true);
+        let (early, early_which) = pick(false);
+        let (late, late_which) = pick(true);
         let spelled: Vec<String> = late.iter().map(|n| normalize(n)).collect();
-        self.early_matcher = Matcher::new(&early, early_ids)?;
-        self.late_matcher = Matcher::new(&spelled, late_ids)?;
+        self.early_matcher = Matcher::new(&early, early_which)?;
+        self.late_matcher = Matcher::new(&spelled, late_which)?;
         Ok(self)
+    }
+
+    /// These specials with the ones named in `left` taking the whitespace before them with
+    /// them, when they are found, and those in `right` the whitespace after them (HF's
+    /// `lstrip` and `rstrip`: the whitespace is not encoded).
+    pub fn with_strips(mut self, left: &[String], right: &[String]) -> Result<Specials, Error> {
+        for name in left {
+            let k = self.index(name, "lstrip")?;
+            self.strips[k].0 = true;
+        }
+        for name in right {
+            let k = self.index(name, "rstrip")?;
+            self.strips[k].1 = true;
+        }
+        Ok(self)
+    }
+
+    /// The special tokens that take the whitespace before them and after them (see
+    /// [`Specials::with_strips`]), in definition order.
+    pub fn strips(&self) -> (Vec<&str>, Vec<&str>) {
+        let named = |side: fn(&(bool, bool)) -> bool| {
+            (0..self.names.len())
+                .filter(|&k| side(&self.strips[k]))
+                .map(|k| self.names[k].as_str())
+                .collect()
+        };
+        (named(|s| s.0), named(|s| s.1))
+    }
+
+    fn index(&self, name: &str, given_as: &str) -> Result<usize, Error> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| Error::InvalidSpecialTokens {
+                message: format!("{name:?} is given as {given_as} but is not a special token"),
+            })
     }
 
     /// The late special tokens' strings (see [`Specials::with_late`]), in definition order.
@@ -167,7 +202,7 @@ impl Specials {
         on_text: impl FnMut(&'t str) -> Result<(), Error>,
         on_special: impl FnMut(u32),
     ) -> Result<(), Error> {
-        walk(
+        self.walk_with(
             self.early_matcher.as_ref(),
             text,
             allowed,
@@ -187,7 +222,7 @@ impl Specials {
         on_text: impl FnMut(&'t str) -> Result<(), Error>,
         on_special: impl FnMut(u32),
     ) -> Result<(), Error> {
-        walk(
+        self.walk_with(
             self.late_matcher.as_ref(),
             text,
             allowed,
@@ -196,40 +231,55 @@ impl Specials {
             on_special,
         )
     }
-}
 
-fn walk<'t>(
-    matcher: Option<&Matcher>,
-    text: &'t str,
-    allowed: Allowed<'_>,
-    disallowed: Allowed<'_>,
-    mut on_text: impl FnMut(&'t str) -> Result<(), Error>,
-    mut on_special: impl FnMut(u32),
-) -> Result<(), Error> {
-    let Some(matcher) = matcher else {
-        return on_text(text);
-    };
-    if !disallowed.is_none() {
-        if let Some((s, e, _)) = matcher.find(text, 0, |id| disallowed.contains(id)) {
-            return Err(Error::DisallowedSpecialToken {
-                token: text[s..e].to_string(),
-            });
+    /// Walk `text` with `matcher`: see [`Specials::walk`]. A special that takes the whitespace
+    /// beside it takes it from the text between; the next search starts after it, as HF's
+    /// does when no special starts with whitespace (the HF reader checks that).
+    fn walk_with<'t>(
+        &self,
+        matcher: Option<&Matcher>,
+        text: &'t str,
+        allowed: Allowed<'_>,
+        disallowed: Allowed<'_>,
+        mut on_text: impl FnMut(&'t str) -> Result<(), Error>,
+        mut on_special: impl FnMut(u32),
+    ) -> Result<(), Error> {
+        let Some(matcher) = matcher else {
+            return on_text(text);
+        };
+        if !disallowed.is_none() {
+            let refused = matcher.find(text, 0, |k| disallowed.contains(self.ids[k]));
+            if let Some((s, e, _)) = refused {
+                return Err(Error::DisallowedSpecialToken {
+                    token: text[s..e].to_string(),
+                });
+            }
         }
-    }
-    let mut start = 0;
-    if !allowed.is_none() {
-        while let Some((s, e, id)) = matcher.find(text, start, |id| allowed.contains(id)) {
-            on_text(&text[start..s])?;
-            on_special(id);
-            start = e;
+        let mut start = 0;
+        if !allowed.is_none() {
+            while let Some((mut s, mut e, k)) =
+                matcher.find(text, start, |k| allowed.contains(self.ids[k]))
+            {
+                let (left, right) = self.strips[k];
+                if left {
+                    s = text[start..s].trim_end().len() + start;
+                }
+                if right {
+                    e = text.len() - text[e..].trim_start().len();
+                }
+                on_text(&text[start..s])?;
+                on_special(self.ids[k]);
+                start = e;
+            }
         }
+        on_text(&text[start..])
     }
-    on_text(&text[start..])
 }
 
 impl Matcher {
-    /// A matcher for `strings` with their `ids`; None when there are none.
-    fn new(strings: &[String], ids: Vec<u32>) -> Result<Option<Matcher>, Error> {
+    /// A matcher for `strings`, `which[i]` the special token `strings[i]` is; None when there
+    /// are none.
+    fn new(strings: &[String], which: Vec<usize>) -> Result<Option<Matcher>, Error> {
         let Some(found) = special_matcher(strings)? else {
             return Ok(None);
         };
@@ -238,12 +288,13 @@ impl Matcher {
         first_bytes.dedup();
         Ok(Some(Matcher {
             strings: found,
-            ids,
+            which,
             first_bytes,
         }))
     }
 
-    /// Leftmost occurrence at or after `from` of a string whose id `accept` accepts.
+    /// Leftmost occurrence at or after `from` of a string whose special token (its index)
+    /// `accept` accepts: where it starts and ends, and the index.
     ///
     /// Like tiktoken, a match that is not accepted makes the search resume one byte after its
     /// start, so a rejected token cannot hide an accepted one that overlaps it.
@@ -251,15 +302,15 @@ impl Matcher {
         &self,
         text: &str,
         mut from: usize,
-        accept: impl Fn(u32) -> bool,
-    ) -> Option<(usize, usize, u32)> {
+        accept: impl Fn(usize) -> bool,
+    ) -> Option<(usize, usize, usize)> {
         while from <= text.len() {
             from += self.first_byte_in(text.as_bytes().get(from..)?)?;
             let input = aho_corasick::Input::new(text).range(from..);
             let m = self.strings.find(input)?;
-            let id = self.ids[m.pattern().as_usize()];
-            if accept(id) {
-                return Some((m.start(), m.end(), id));
+            let k = self.which[m.pattern().as_usize()];
+            if accept(k) {
+                return Some((m.start(), m.end(), k));
             }
             from = m.start() + 1;
         }
@@ -407,7 +458,8 @@ mod tests {
                         .early_matcher
                         .as_ref()
                         .unwrap()
-                        .find(&text, 0, accept);
+                        .find(&text, 0, |k| accept(specials.ids[k]))
+                        .map(|(s, e, k)| (s, e, specials.ids[k]));
                     assert_eq!(found, plain, "{names:?} {text:?}");
                 }
             }

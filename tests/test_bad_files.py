@@ -450,8 +450,15 @@ REFUSED: list[tuple[str, Callable[[dict[str, Any]], Any], str, str | None]] = [
         'end_of_word_suffix "</w>"',
         None,
     ),
-    ("lstrip", set_in("added_tokens", 0, "lstrip", value=True), "has lstrip true", f"a {EOT}"),
-    ("rstrip", set_in("added_tokens", 0, "rstrip", value=True), "has rstrip true", f"{EOT} a"),
+    (
+        "rstrip beside a token that starts with whitespace",
+        lambda d: (
+            d["added_tokens"][0].update(rstrip=True),
+            add_second_special(d, normalized=False, content=" <|two|>"),
+        ),
+        "added token ' <|two|>' starts with whitespace beside tokens with rstrip true",
+        None,
+    ),
     (
         "single_word",
         set_in("added_tokens", 0, "single_word", value=True),
@@ -798,6 +805,23 @@ ACCEPTED: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "without-bytes-utf8-never-holds": ("cl100k", without_bytes_utf8_never_holds),
     # DeepSeek V3's: normalized true and false, no normalizer, no token inside another.
     "normalized-mixed-apart": ("o200k", lambda d: add_second_special(d, normalized=True)),
+    # Phi's: added tokens take the whitespace beside them (HF's lstrip, rstrip).
+    "lstrip-rstrip": (
+        "gpt2",
+        lambda d: (
+            add_second_special(d, normalized=False),
+            d["added_tokens"][0].update(lstrip=True, rstrip=True),
+            d["added_tokens"][1].update(rstrip=True),
+        ),
+    ),
+    # ... also among the ones matched in the normalized text.
+    "lstrip-normalized": (
+        "cl100k",
+        lambda d: (
+            d.update(normalizer={"type": "NFKC"}),
+            d["added_tokens"][0].update(lstrip=True, normalized=True),
+        ),
+    ),
     # HF matches normalized false ones first, then normalized true ones in the text between.
     "normalized-mixed-overlapping": (
         "cl100k",
@@ -865,6 +889,7 @@ SAMPLES = [
     "   leading and trailing   ",
     f"x<|two|>y{EOT}<|two|><|two|{EOT}",
     f"xa{EOT} <|fi|><|ﬁ|><|ﬁ {EOT}\u0338 a{EOT}\u0338",
+    f"a \t{EOT}  \n b{EOT}{EOT} <|two|>\u3000\u00a0x \u2003{EOT}\u2028",
     # DeepSeek V3's stages: kana with its punctuation and marks, numbers beside CJK and
     # spaces, controls and format characters before letters and alone, ASCII punctuation
     # before ASCII and other letters.
@@ -950,6 +975,37 @@ def test_normalized_specials_are_kept_by_saving_and_pickling(tmp_path):
     doc["normalized_specials"] = ["<|x|>"]
     write_json(tmp_path / "bad.tokenmill", doc)
     assert '"normalized_specials" must be' in load_error(tmp_path / "bad.tokenmill").problem
+
+
+def test_strips_are_kept_by_saving_and_pickling(tmp_path):
+    ours, theirs = accepted_pair("lstrip-rstrip")
+    assert ours.lstrip_specials == {EOT} and ours.rstrip_specials == {EOT, "<|two|>"}
+    text = f"a \t{EOT}  \n b <|two|>\u3000x"
+    want = ours.encode(text, allowed_special="all")
+    assert want == theirs.encode(text, add_special_tokens=False).ids
+    plain = trained("gpt2")
+    assert plain.encode(text, allowed_special="all") != want  # the whitespace is taken
+    tok = Tokenizer(
+        ours.token_bytes_list(),
+        ours.pattern,
+        ours.special_tokens,
+        merges=plain.merges,
+        lstrip_specials=ours.lstrip_specials,
+        rstrip_specials=ours.rstrip_specials,
+    )
+    for name in ("s.tokenmill", "s.json"):
+        tok.save(tmp_path / name)
+        back = tokenmill.load(tmp_path / name)
+        assert back == tok and back.encode(text, allowed_special="all") == want
+    hf_back = tokenizers.Tokenizer.from_file(str(tmp_path / "s.json"))
+    assert hf_back.encode(text, add_special_tokens=False).ids == want
+    assert pickle.loads(pickle.dumps(ours)) == ours
+    # Not allowed, they are plain text, whitespace and all.
+    assert ours.encode(text, disallowed_special=()) == plain.encode(text, disallowed_special=())
+    with pytest.raises(tokenmill.UnsupportedFormatError, match="whitespace beside"):
+        tok.save(tmp_path / "g", format="gpt2")
+    with pytest.raises(tokenmill.InvalidSpecialTokensError, match="rstrip_specials names"):
+        Tokenizer(plain.token_bytes_list(), plain.pattern, rstrip_specials=["<|x|>"])
 
 
 def test_bytes_utf8_never_holds_may_be_missing():

@@ -37,6 +37,8 @@ class CoreTokenizer:
         special_tokens: list[tuple[str, int]],
         normalizer: str | None = None,
         late_specials: list[str] | None = None,
+        lstrip_specials: list[str] | None = None,
+        rstrip_specials: list[str] | None = None,
     ) -> CoreTokenizer: ...
     @staticmethod
     def from_rank_file(
@@ -57,6 +59,7 @@ class CoreTokenizer:
     @property
     def max_token_len(self) -> int: ...
     def late_specials(self) -> list[str]: ...
+    def strip_specials(self) -> tuple[list[str], list[str]]: ...
     def special_tokens(self) -> list[tuple[str, int]]: ...
     def encode_ordinary(
         self, text: str, num_threads: int = 1, piece_bytes: int = 65536

@@ -298,6 +298,8 @@ def build(
                 normalizer=vocab.normalizer,
                 template=vocab.template,
                 normalized_specials=vocab.normalized_specials & specials.keys(),
+                lstrip_specials=vocab.lstrip_specials & specials.keys(),
+                rstrip_specials=vocab.rstrip_specials & specials.keys(),
             )
     if vocab.check_parents is not None:
         vocab.check_parents(tok.merge_parents())

@@ -92,9 +92,9 @@ class Tokenizer:
     (``b""``) is a gap. ``pattern`` is a pattern name (``gpt2``, ``cl100k``, ``o200k``) or any
     regex, or a list of them applied one after another, each to every chunk of the one before
     (HF's ``Sequence`` of ``Split`` pre-tokenizers). ``special_tokens`` maps strings to ids
-    past the ranks or in their gaps. ``normalizer``, ``template`` and ``normalized_specials``
-    carry what HF files say (see :attr:`normalizer`, :attr:`template`,
-    :attr:`normalized_specials`).
+    past the ranks or in their gaps. ``normalizer``, ``template``, ``normalized_specials``,
+    ``lstrip_specials`` and ``rstrip_specials`` carry what HF files say (see the properties of
+    the same names).
 
     >>> tok = Tokenizer({bytes([b]): b for b in range(256)} | {b"ab": 256}, "gpt2")
     >>> tok.encode("abc")
@@ -119,6 +119,8 @@ class Tokenizer:
         normalizer: str | None = None,
         template: Template | None = None,
         normalized_specials: Collection[str] = (),
+        lstrip_specials: Collection[str] = (),
+        rstrip_specials: Collection[str] = (),
     ) -> None:
         need_pattern(pattern)
         need_normalizer(normalizer)
@@ -131,8 +133,17 @@ class Tokenizer:
         tokens = _tokens_by_rank(mergeable_ranks)
         specials = dict(special_tokens or {})
         need_special_names(specials)
-        late = _normalized_specials(normalized_specials, specials)
-        core = _core.CoreTokenizer(tokens, pattern, list(specials.items()), normalizer, late)
+        late, left, right = (
+            _specials_named(names, specials, argument)
+            for names, argument in (
+                (normalized_specials, "normalized_specials"),
+                (lstrip_specials, "lstrip_specials"),
+                (rstrip_specials, "rstrip_specials"),
+            )
+        )
+        core = _core.CoreTokenizer(
+            tokens, pattern, list(specials.items()), normalizer, late, left, right
+        )
         self._setup(core, name, merges, template)
         if explicit_n_vocab is not None and explicit_n_vocab != self._core.n_vocab:
             raise InvalidVocabError(
@@ -182,6 +193,8 @@ class Tokenizer:
         self._special_set = frozenset(self._specials)
         self._special_ids = frozenset(self._specials.values())
         self._normalized_specials = frozenset(core.late_specials())
+        left, right = core.strip_specials()
+        self._strips = (frozenset(left), frozenset(right))
         self._usual_args = _usual_args(self._specials)
         self._merges = tuple(merges) if merges is not None else None
         self._pickle_as: PickleAs | None = None
@@ -270,6 +283,17 @@ class Tokenizer:
         frozenset()
         """
         return self._normalized_specials
+
+    @property
+    def lstrip_specials(self) -> frozenset[str]:
+        """The special tokens that, when found, take the whitespace before them with them (HF's
+        added tokens with ``lstrip`` true, as Phi's files have): it is not encoded."""
+        return self._strips[0]
+
+    @property
+    def rstrip_specials(self) -> frozenset[str]:
+        """The special tokens that take the whitespace after them with them (HF's ``rstrip``)."""
+        return self._strips[1]
 
     @property
     def special_tokens_set(self) -> frozenset[str]:
@@ -887,6 +911,7 @@ class Tokenizer:
                 self.normalizer,
                 self._template,
                 self._normalized_specials,
+                *self._strips,
             ),
         )
 
@@ -899,6 +924,7 @@ class Tokenizer:
             and self.normalizer == other.normalizer
             and self._template == other._template
             and self._normalized_specials == other._normalized_specials
+            and self._strips == other._strips
             and self._core.tokens() == other._core.tokens()
         )
 
@@ -947,6 +973,8 @@ def _rebuild(
     normalizer: str | None = None,
     template: Template | None = None,
     normalized_specials: Collection[str] = (),
+    lstrip_specials: Collection[str] = (),
+    rstrip_specials: Collection[str] = (),
 ) -> Tokenizer:
     return Tokenizer(
         tokens,
@@ -957,6 +985,8 @@ def _rebuild(
         normalizer=normalizer,
         template=template,
         normalized_specials=normalized_specials,
+        lstrip_specials=lstrip_specials,
+        rstrip_specials=rstrip_specials,
     )
 
 
@@ -1093,16 +1123,19 @@ def need_pattern(pattern: object) -> None:
             raise InvalidPatternError(f"invalid split pattern {one!r:.60}: it holds {problem}")
 
 
-def _normalized_specials(names: Collection[str], specials: Mapping[str, int]) -> list[str]:
-    """``normalized_specials`` checked: a collection of special-token strings."""
+def _specials_named(
+    names: Collection[str], specials: Mapping[str, int], argument: str
+) -> list[str]:
+    """``argument`` (``normalized_specials``...) checked: a collection of special-token
+    strings; they are returned in the order of ``specials``."""
     if isinstance(names, str) or not isinstance(names, Collection):
         raise WrongTypeError(
-            f"normalized_specials must be a collection of special-token strings, not {names!r:.40}"
+            f"{argument} must be a collection of special-token strings, not {names!r:.40}"
         )
-    unknown = sorted(n for n in names if n not in specials)
+    unknown = sorted(str(n) for n in names if n not in specials)
     if unknown:
         raise InvalidSpecialTokensError(
-            f"normalized_specials names {unknown[0]!r:.40}, which is not a special token"
+            f"{argument} names {unknown[0]!r:.40}, which is not a special token"
         )
     return [n for n in specials if n in names]
 

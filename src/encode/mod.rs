@@ -102,6 +102,17 @@ impl Encoder {
         Ok(self)
     }
 
+    /// This encoder with the special tokens named in `left` taking the whitespace before them
+    /// with them, and those in `right` the whitespace after them (HF's `lstrip`, `rstrip`).
+    pub fn with_special_strips(
+        mut self,
+        left: &[String],
+        right: &[String],
+    ) -> Result<Encoder, Error> {
+        self.specials = self.specials.with_strips(left, right)?;
+        Ok(self)
+    }
+
     /// The text between two special tokens as the splitter sees it: normalized, then cut at
     /// the late specials (if any); each piece goes to `on_piece`, each late special's id to
     /// `on_special`.
@@ -684,6 +695,28 @@ mod tests {
             matches!(err, Err(Error::DisallowedSpecialToken { .. })),
             "{err:?}"
         );
+    }
+
+    /// A special with lstrip takes the whitespace before it (back to the last special), one
+    /// with rstrip the whitespace after it; neither takes anything when it is plain text.
+    #[test]
+    fn strips_take_the_whitespace_beside() {
+        let specials = [("<|l|>".to_string(), 300), ("<|r|>".to_string(), 301)];
+        let e = Encoder::new(testing::of(&[]), Splitter::new("gpt2").unwrap(), &specials)
+            .unwrap()
+            .with_special_strips(&["<|l|>".into()], &["<|r|>".into()])
+            .unwrap();
+        let ids = |text: &str, allowed| {
+            let mut out = Vec::new();
+            e.encode(text, allowed, Allowed::None, &mut out).unwrap();
+            assert_eq!(e.count(text, allowed, Allowed::None).unwrap(), out.len());
+            out
+        };
+        assert_eq!(ids("a \t<|l|>b", Allowed::All), [97, 300, 98]);
+        assert_eq!(ids("a<|r|> \u{3000}\nb", Allowed::All), [97, 301, 98]);
+        assert_eq!(ids("<|r|>  <|l|>", Allowed::All), [301, 300]);
+        assert_eq!(ids(" <|l|> ", Allowed::None).len(), 7);
+        assert_eq!(e.specials().strips(), (vec!["<|l|>"], vec!["<|r|>"]));
     }
 
     /// A vocabulary with gaps encodes as the same vocabulary without them, each id moved past

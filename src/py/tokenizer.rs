@@ -242,8 +242,14 @@ impl CoreTokenizer {
     /// `NFC`, `NFD`, `NFKC`, `NFKD` or None, applied to the text between special tokens before
     /// it is split. late_specials: special tokens looked for in that normalized text, spelled
     /// as normalized (HF's added tokens with `normalized` true), after the others are cut out.
+    /// lstrip_specials, rstrip_specials: special tokens that take the whitespace before, after
+    /// them with them (HF's `lstrip`, `rstrip`).
     #[new]
-    #[pyo3(signature = (tokens, pattern, special_tokens, normalizer = None, late_specials = None))]
+    #[pyo3(signature = (
+        tokens, pattern, special_tokens, normalizer = None, late_specials = None,
+        lstrip_specials = None, rstrip_specials = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         tokens: Vec<Vec<u8>>,
@@ -251,6 +257,8 @@ impl CoreTokenizer {
         special_tokens: Vec<(String, Bound<'_, PyAny>)>,
         normalizer: Option<&str>,
         late_specials: Option<Vec<String>>,
+        lstrip_specials: Option<Vec<String>>,
+        rstrip_specials: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let patterns = patterns_of(pattern)?;
         let special_tokens = special_pairs(py, special_tokens)?;
@@ -263,13 +271,18 @@ impl CoreTokenizer {
             })?),
         };
         let late = late_specials.unwrap_or_default();
+        let (left, right) = (
+            lstrip_specials.unwrap_or_default(),
+            rstrip_specials.unwrap_or_default(),
+        );
         let enc = py
             .detach(|| {
                 let vocab = Vocab::new(&tokens)?;
                 let splitter = Splitter::sequence(&patterns)?;
                 Encoder::new(vocab, splitter, &special_tokens)?
                     .with_normalizer(normalizer)
-                    .with_late_specials(&late)
+                    .with_late_specials(&late)?
+                    .with_special_strips(&left, &right)
             })
             .map_err(|e| to_py(py, e, None))?;
         Ok(CoreTokenizer::wrap(enc))
@@ -334,6 +347,13 @@ impl CoreTokenizer {
     /// The special tokens looked for in the normalized text (see `__new__`).
     fn late_specials(&self) -> Vec<String> {
         self.enc.specials().late().map(str::to_string).collect()
+    }
+
+    /// The special tokens that take the whitespace before them, and after them.
+    fn strip_specials(&self) -> (Vec<String>, Vec<String>) {
+        let (left, right) = self.enc.specials().strips();
+        let owned = |names: Vec<&str>| names.into_iter().map(str::to_string).collect();
+        (owned(left), owned(right))
     }
 
     fn special_tokens(&self) -> Vec<(String, u32)> {

@@ -277,10 +277,10 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
         raise UnsupportedFormatError(
             f"GPT-2's files hold no normalizer, and {tok.name} applies {tok.normalizer}; {instead}"
         )
-    if tok.normalized_specials:
+    if tok.normalized_specials or tok.lstrip_specials or tok.rstrip_specials:
         raise UnsupportedFormatError(
-            f"GPT-2's files cannot say which special tokens are looked for in the normalized "
-            f"text, as {tok.name}'s {sorted(tok.normalized_specials)[0]!r} is; {instead}"
+            f"GPT-2's files cannot say how {tok.name}'s special tokens are matched (in the "
+            f"normalized text, or taking the whitespace beside them); {instead}"
         )
     if tok.template:
         raise UnsupportedFormatError(

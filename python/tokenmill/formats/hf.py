@@ -38,8 +38,10 @@ add_special_tokens=False)`` does, and with ``add_special_tokens=True`` as HF's `
   at most one that adds tokens, each added an added token;
 - ``added_tokens``: special or not (HF matches both kinds in all text before it splits it, as
   tokenmill matches its special tokens when they are allowed: ``special`` false changes only
-  what HF's ``decode(skip_special_tokens=True)`` drops), ``lstrip``, ``rstrip`` and
-  ``single_word`` false; ``normalized`` true or false (HF matches the false ones first, then
+  what HF's ``decode(skip_special_tokens=True)`` drops), ``single_word`` false, ``lstrip`` and
+  ``rstrip`` true or false (the whitespace before or after a match goes with it:
+  ``Tokenizer.lstrip_specials``, ``rstrip_specials``; with ``rstrip`` no added token may start
+  with whitespace); ``normalized`` true or false (HF matches the false ones first, then
   the true ones, normalized, in the normalized text between: ``Tokenizer.normalized_specials``,
   which the core runs the same way); each at the id HF gives it: its id in the model's vocab,
   else the next id past the vocab; one in the vocab spelled as its own text (else HF's model
@@ -128,8 +130,8 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
             "id": i,
             "content": s,
             "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
+            "lstrip": s in tok.lstrip_specials,
+            "rstrip": s in tok.rstrip_specials,
             "normalized": s in tok.normalized_specials,
             "special": True,
         }
@@ -253,7 +255,9 @@ def vocabulary(doc: object, source: str, name: str) -> Vocabulary:
         bpe.special_tokens,
         normalizer=bpe.normalizer,
         template=bpe.template,
-        normalized_specials=bpe.normalized_specials,
+        normalized_specials=bpe.added.normalized,
+        lstrip_specials=bpe.added.lstrip,
+        rstrip_specials=bpe.added.rstrip,
         check_parents=check_parents,
     )
 
@@ -275,7 +279,7 @@ class BpeFile:
     ignore_merges: bool
     normalizer: str | None  # NFC, NFD, NFKC or NFKD, applied before splitting; or None
     template: Template  # what the post-processor adds with add_special_tokens=True
-    normalized_specials: frozenset[str]  # added tokens matched in the normalized text
+    added: AddedTokens  # how HF matches the special tokens
 
 
 def from_dict(
@@ -336,7 +340,8 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
     if not isinstance(vocab, dict):
         raise refuse(f"model.vocab must be an object of token -> id, not {kind(vocab)}")
     _check_ids(vocab, refuse)
-    specials, late = _added_tokens(doc.get("added_tokens"), vocab, normalizer, refuse)
+    added = _added_tokens(doc.get("added_tokens"), vocab, normalizer, refuse)
+    specials = added.ids
     template = _template_of(doc.get("post_processor"), specials, refuse)
     ordinary = vocab  # a file's added tokens are seldom in its vocab: then there is no copy
     if not specials.keys().isdisjoint(vocab):
@@ -361,7 +366,7 @@ def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
         ignore_merges,
         normalizer,
         template,
-        late,
+        added,
     )
 
 
@@ -517,17 +522,30 @@ def _check_model_options(model: dict[str, Any], refuse: Refuse) -> bool:
     return ignore_merges
 
 
+@dataclass(frozen=True)
+class AddedTokens:
+    """A file's added tokens as tokenmill's special tokens, and how HF matches them."""
+
+    ids: dict[str, int]
+    # Looked for in the normalized text (see _added_tokens).
+    normalized: frozenset[str] = frozenset()
+    lstrip: frozenset[str] = frozenset()  # take the whitespace before them
+    rstrip: frozenset[str] = frozenset()  # ... and after them
+
+
 def _added_tokens(
     raw: object, vocab: dict[str, int], normalizer: str | None, refuse: Refuse
-) -> tuple[dict[str, int], frozenset[str]]:
+) -> AddedTokens:
     """The added tokens as special tokens, each checked to be at the id HF gives it, and
-    those tokenmill must look for in the normalized text, as HF does (see below)."""
+    how HF matches them (see below)."""
     if raw is None:
-        return {}, frozenset()
+        return AddedTokens({})
     if not isinstance(raw, list):
         raise refuse(f"added_tokens must be a list, not {kind(raw)}")
     specials: dict[str, int] = {}
     normalized: dict[str, bool] = {}
+    lstrip: set[str] = set()
+    rstrip: set[str] = set()
     next_id = len(vocab)  # HF numbers added tokens missing from the vocab from here on
     for k, entry in enumerate(raw):
         where = f"added_tokens[{k}]"
@@ -547,12 +565,11 @@ def _added_tokens(
                 raise refuse(
                     f'{where}: "{flag}" must be true or false, not {kind(entry.get(flag))}'
                 )
-        for flag in ("single_word", "lstrip", "rstrip"):
-            if entry[flag]:
-                raise refuse(
-                    f"added token {content!r} has {flag} true: tokenmill matches special tokens "
-                    f"exactly, without HF's {flag} rule"
-                )
+        if entry["single_word"]:
+            raise refuse(
+                f"added token {content!r} has single_word true: tokenmill matches special "
+                "tokens exactly, without HF's single_word rule"
+            )
         if content in specials:
             raise refuse(f"added token {content!r} is listed twice")
         if content in vocab:
@@ -571,17 +588,28 @@ def _added_tokens(
             raise refuse(f"added token {content!r} has id {idx}, but HF gives it {hf_id} ({why})")
         specials[content] = idx
         normalized[content] = entry["normalized"]
+        for flag, names in (("lstrip", lstrip), ("rstrip", rstrip)):
+            if entry[flag]:
+                names.add(content)
     # HF matches the added tokens with normalized false first, then the others, normalized, in
     # the normalized text between them (Tokenizer.normalized_specials). Without a normalizer
     # that is matching all at once unless a match of the first kind can start inside one of
     # the second, and all at once is one pass over the text instead of two.
+    # HF's search resumes where a match ended, before the whitespace rstrip takes; tokenmill's
+    # after it. The same unless an added token starts with whitespace.
+    if rstrip and (spaced := next((t for t in specials if t[0].isspace()), None)):
+        raise refuse(
+            f"added token {spaced!r} starts with whitespace beside tokens with rstrip true: HF "
+            "can match it inside the whitespace they take, tokenmill cannot"
+        )
+    strips = {"lstrip": frozenset(lstrip), "rstrip": frozenset(rstrip)}
     late = [t for t, n in normalized.items() if n]
     if (
         normalizer is None
         and _first_clash([t for t in specials if not normalized[t]], late) is None
     ):
-        return specials, frozenset()
-    return specials, frozenset(late)
+        return AddedTokens(specials, **strips)
+    return AddedTokens(specials, frozenset(late), **strips)
 
 
 def _first_clash(first: list[str], later: list[str]) -> tuple[str, str] | None:

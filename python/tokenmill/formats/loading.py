@@ -61,6 +61,9 @@ class Vocabulary:
     # Special tokens looked for in the normalized text (an HF file's added tokens with
     # normalized true, where that matters).
     normalized_specials: frozenset[str] = frozenset()
+    # Special tokens that take the whitespace before them, and after them (HF's lstrip, rstrip).
+    lstrip_specials: frozenset[str] = frozenset()
+    rstrip_specials: frozenset[str] = frozenset()
     # A check of the built tokenizer's merge parents (``Tokenizer.merge_parents``) that the
     # file's ids depend on (HF's merge list); raises VocabFileError.
     check_parents: Callable[[list[tuple[int, int] | None]], None] | None = None

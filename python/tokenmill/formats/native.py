@@ -39,13 +39,16 @@ if TYPE_CHECKING:
 FORMAT = "tokenmill"
 # Version 2 adds "normalizer", version 3 a "pattern" that is a list of patterns applied one
 # after another, version 4 a "template" (the special tokens add_special_tokens puts around a
-# text), version 5 "normalized_specials" (special tokens looked for in the normalized text). A
+# text), version 5 "normalized_specials" (special tokens looked for in the normalized text)
+# and "lstrip_specials", "rstrip_specials" (special tokens that take the whitespace beside). A
 # file is written with the lowest version that holds it (1 without any), so a
 # tokenmill that would misread it refuses it as newer.
 VERSION = 5
 # The most bytes a file's tokens may hold together: hundreds of times a real vocabulary's.
 MAX_TOKEN_BYTES = 1 << 28
 SUFFIXES = (".tokenmill.json", ".tokenmill", ".json")
+# The lists of special tokens a file may hold (version 5), as Tokenizer and Vocabulary name them.
+NAMED_SPECIALS = ("normalized_specials", "lstrip_specials", "rstrip_specials")
 
 
 def companion_path(path: str | os.PathLike[str]) -> Path:
@@ -102,7 +105,9 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
     Returns the paths written.
     """
     merges = merges_of(tok)
-    late = [s for s in tok.special_tokens if s in tok.normalized_specials]
+    named = {
+        key: [s for s in tok.special_tokens if s in getattr(tok, key)] for key in NAMED_SPECIALS
+    }
     path = Path(path)
     lines = [
         "{",
@@ -112,7 +117,11 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
         f'  "pattern": {json.dumps(tok.pattern, ensure_ascii=False)},',
         f'  "normalizer": "{tok.normalizer}",' if tok.normalizer else "",
         f'  "template": {json.dumps(asdict(tok.template))},' if tok.template else "",
-        f'  "normalized_specials": {json.dumps(late, ensure_ascii=False)},' if late else "",
+        *(
+            f'  "{key}": {json.dumps(names, ensure_ascii=False)},'
+            for key, names in named.items()
+            if names
+        ),
         f'  "n_vocab": {tok.n_vocab},',
         f'  "special_tokens": {json.dumps(tok.special_tokens, ensure_ascii=False)},',
         '  "merges": [',
@@ -129,7 +138,7 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
 
 def _version(tok: Tokenizer) -> int:
     """The lowest format version that holds ``tok`` (see ``VERSION``)."""
-    if tok.normalized_specials:
+    if any(getattr(tok, key) for key in NAMED_SPECIALS):
         return 5
     if tok.template:
         return 4
@@ -258,9 +267,14 @@ def vocabulary(doc: object, source: str) -> Vocabulary:
     ):
         raise bad(f'"n_vocab" says {n_vocab!r}, but the merges and special tokens make {expected}')
     template = _read_template(doc.get("template"), specials, bad)
-    late = doc.get("normalized_specials", [])
-    if not isinstance(late, list) or not all(isinstance(n, str) and n in specials for n in late):
-        raise bad('"normalized_specials" must be a list of special-token strings')
+    named: dict[str, frozenset[str]] = {}
+    for key in NAMED_SPECIALS:
+        names = doc.get(key, [])
+        if not isinstance(names, list) or not all(
+            isinstance(n, str) and n in specials for n in names
+        ):
+            raise bad(f'"{key}" must be a list of special-token strings')
+        named[key] = frozenset(names)
     return Vocabulary(
         source,
         name,
@@ -270,7 +284,9 @@ def vocabulary(doc: object, source: str) -> Vocabulary:
         merges=merges,
         normalizer=normalizer,
         template=template,
-        normalized_specials=frozenset(late),
+        normalized_specials=named["normalized_specials"],
+        lstrip_specials=named["lstrip_specials"],
+        rstrip_specials=named["rstrip_specials"],
     )
 
 

@@ -627,7 +627,7 @@ def test_hf_components_tokenmill_does_not_run_are_refused(tmp_path, edit, names,
     path = write_json(tmp_path / "tokenizer.json", doc)
     assert names in load_error(path).problem
     with pytest.raises(tokenmill.VocabFileError, match=r"^tokenizer\.json: "):
-        hf.from_dict(doc)
+        build(hf.vocabulary(doc, "tokenizer.json", "t"))
     if differs_on is not None:
         # HF reads the file and gives other ids than tokenmill would (as ever, tokenmill's ids
         # are those of the vocabulary by tiktoken's rule).
@@ -1114,7 +1114,7 @@ def test_merge_lists_that_load_give_hfs_ids(case, texts):
     doc, how, words = case
     theirs = tokenizers.Tokenizer.from_str(json.dumps(doc))
     try:
-        tokens, pattern, specials, _ = hf.from_dict(doc)
+        ours = build(hf.vocabulary(doc, "tokenizer.json", "t"))
     except tokenmill.VocabFileError as e:
         reasons = (
             "never makes",
@@ -1126,7 +1126,6 @@ def test_merge_lists_that_load_give_hfs_ids(case, texts):
         assert how != "as exported" or not doc["model"]["ignore_merges"]
         return
     event(f"read ({how}, ignore_merges {doc['model']['ignore_merges']})")
-    ours = Tokenizer(tokens, pattern, specials)
     texts = [*texts, *words, *(" " + w for w in words), " ".join(words)]
     want = [e.ids for e in theirs.encode_batch(texts, add_special_tokens=False)]
     assert [ours.encode(t) for t in texts] == want

@@ -73,7 +73,7 @@ rules give the same ids when
 ('BPE', 50000, '<|endoftext|>')
 >>> doc["normalizer"] = {"type": "Lowercase"}
 >>> try:
-...     from_dict(doc)
+...     parse(doc)
 ... except VocabFileError as e:
 ...     print(e.problem.split(":")[0])
 normalizer Lowercase is not supported
@@ -87,11 +87,9 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from tokenmill import _core
-from tokenmill.errors import InvalidVocabError, VocabFileError
+from tokenmill.errors import VocabFileError
 from tokenmill.fileio import write_atomic
 from tokenmill.formats import datagym, loading
 from tokenmill.formats.loading import Vocabulary, is_id, kind
@@ -280,37 +278,6 @@ class BpeFile:
     normalizer: str | None  # NFC, NFD, NFKC or NFKD, applied before splitting; or None
     template: Template  # what the post-processor adds with add_special_tokens=True
     added: AddedTokens  # how HF matches the special tokens
-
-
-def from_dict(
-    doc: object, source: str = "tokenizer.json"
-) -> tuple[list[bytes], str | list[str], dict[str, int], str | None]:
-    """Tokens by id, split pattern (or patterns), special tokens and normalizer (a Unicode
-    normalization form, or None) from a byte-level BPE ``tokenizer.json`` whose ids tokenmill
-    reproduces (see the module docstring); any other is a :class:`VocabFileError` naming
-    ``source``.
-
-    The pattern is the regex of the ``Split`` pre-tokenizer (tiktoken's string when it is one
-    of the named patterns as the export writes them), or GPT-2's for a lone ``ByteLevel``; a
-    list of them when several apply one after another (:func:`_pattern_of`).
-    """
-    bpe = parse(doc, source)
-    try:
-        parents = _core.CoreTokenizer(bpe.tokens, "gpt2", []).merge_parents()
-    except InvalidVocabError as e:
-        raise VocabFileError(source, None, str(e)) from None
-    check_merges(bpe, parents, source)
-    return bpe.tokens, bpe.pattern, bpe.special_tokens, bpe.normalizer
-
-
-def read(path: str | Path) -> tuple[list[bytes], str | list[str], dict[str, int], str | None]:
-    """Tokens, pattern, special tokens and normalizer from a ``tokenizer.json`` file (see
-    :func:`from_dict`)."""
-    return from_dict(_read_doc(path), str(path))
-
-
-def _read_doc(path: str | Path) -> Any:
-    return loading.parse_json(Path(path).read_bytes(), str(path))
 
 
 def parse(doc: object, source: str = "tokenizer.json") -> BpeFile:
@@ -671,7 +638,7 @@ def _ordinary_tokens(ordinary: dict[str, int], refuse: Refuse) -> tuple[list[str
         )
     ends = list(itertools.accumulate(map(len, texts)))
     tokens = [spelled[start:end] for start, end in itertools.pairwise([0, *ends])]
-    # Whether every byte UTF-8 text holds is a token, the core checks (from_dict).
+    # Whether every byte UTF-8 text holds is a token, the core checks (it builds the tokenizer).
     return texts, tokens
 
 

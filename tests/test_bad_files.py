@@ -12,6 +12,7 @@ import gzip
 import importlib.util
 import json
 import pickle
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -874,7 +875,10 @@ def accepted_pair(shape: str) -> tuple[Tokenizer, tokenizers.Tokenizer]:
     edit(doc)
     text = json.dumps(doc)
     ours = build(hf.vocabulary(json.loads(text), "tokenizer.json", "t"))
-    assert ours.special_tokens == {t["content"]: t["id"] for t in doc["added_tokens"]}
+    for kind, special in ((ours.special_tokens, True), (ours.added_tokens, False)):
+        assert kind == {
+            t["content"]: t["id"] for t in doc["added_tokens"] if t["special"] == special
+        }
     return ours, tokenizers.Tokenizer.from_str(text)
 
 
@@ -909,6 +913,16 @@ def test_what_is_read_gives_hfs_ids(shape, texts):
     # HF's default adds the post-processor's tokens; add_special_tokens=True does the same.
     want = [e.ids for e in theirs.encode_batch(texts)]
     assert ours.encode_batch(texts, allowed_special="all", add_special_tokens=True) == want
+    # HF's split_special_tokens still matches the added tokens that are not special; so does
+    # encode_ordinary, and so does encode with no special token allowed, when none is there.
+    split = tokenizers.Tokenizer.from_str(theirs.to_str())
+    split.encode_special_tokens = True
+    want = [e.ids for e in split.encode_batch(texts, add_special_tokens=False)]
+    assert [ours.encode_ordinary(t) for t in texts] == want
+    assert ours.encode_ordinary_batch(texts) == want
+    forms = [lambda t: t, lambda t: unicodedata.normalize(ours.normalizer or "NFC", t)]
+    plain = [t for t in texts if not any(s in f(t) for s in ours.special_tokens for f in forms)]
+    assert ours.encode_batch(plain) == [ours.encode_ordinary(t) for t in plain]
 
 
 @pytest.mark.parametrize("form", ["NFC", "NFKD"])

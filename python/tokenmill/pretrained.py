@@ -289,6 +289,7 @@ def build(
                 core, name=tok_name, merges=merges, pickle_as=pickle_as, template=vocab.template
             )
         else:
+            matched = specials.keys() | vocab.added_tokens.keys()
             tok = Tokenizer(
                 vocab.tokens or [],
                 use_pattern,
@@ -297,9 +298,10 @@ def build(
                 merges=merges,
                 normalizer=vocab.normalizer,
                 template=vocab.template,
-                normalized_specials=vocab.normalized_specials & specials.keys(),
-                lstrip_specials=vocab.lstrip_specials & specials.keys(),
-                rstrip_specials=vocab.rstrip_specials & specials.keys(),
+                normalized_specials=vocab.normalized_specials & matched,
+                lstrip_specials=vocab.lstrip_specials & matched,
+                rstrip_specials=vocab.rstrip_specials & matched,
+                added_tokens=vocab.added_tokens,
             )
     if vocab.check_parents is not None:
         vocab.check_parents(tok.merge_parents())

@@ -92,9 +92,12 @@ class Tokenizer:
     (``b""``) is a gap. ``pattern`` is a pattern name (``gpt2``, ``cl100k``, ``o200k``) or any
     regex, or a list of them applied one after another, each to every chunk of the one before
     (HF's ``Sequence`` of ``Split`` pre-tokenizers). ``special_tokens`` maps strings to ids
-    past the ranks or in their gaps. ``normalizer``, ``template``, ``normalized_specials``,
-    ``lstrip_specials`` and ``rstrip_specials`` carry what HF files say (see the properties of
-    the same names).
+    past the ranks or in their gaps. ``added_tokens`` maps strings to ids the same way: tokens
+    that every encoding method finds in the text as special tokens are found, but that need no
+    ``allowed_special`` (HF's added tokens with ``special`` false). ``normalizer``,
+    ``template``, ``normalized_specials``, ``lstrip_specials`` and ``rstrip_specials`` carry
+    what HF files say (see the properties of the same names); the last three may name added
+    tokens too.
 
     >>> tok = Tokenizer({bytes([b]): b for b in range(256)} | {b"ab": 256}, "gpt2")
     >>> tok.encode("abc")
@@ -121,6 +124,7 @@ class Tokenizer:
         normalized_specials: Collection[str] = (),
         lstrip_specials: Collection[str] = (),
         rstrip_specials: Collection[str] = (),
+        added_tokens: Mapping[str, int] | None = None,
     ) -> None:
         need_pattern(pattern)
         need_normalizer(normalizer)
@@ -133,6 +137,17 @@ class Tokenizer:
         tokens = _tokens_by_rank(mergeable_ranks)
         specials = dict(special_tokens or {})
         need_special_names(specials)
+        if added_tokens is not None and not isinstance(added_tokens, Mapping):
+            raise WrongTypeError(
+                f"added_tokens must be a dict of strings to ids, not {type(added_tokens).__name__}"
+            )
+        added = dict(added_tokens or {})
+        need_special_names(added)
+        if both := sorted(specials.keys() & added.keys()):
+            raise InvalidSpecialTokensError(
+                f"{both[0]!r:.40} is both a special token and an added token"
+            )
+        specials |= added
         late, left, right = (
             _specials_named(names, specials, argument)
             for names, argument in (
@@ -144,7 +159,7 @@ class Tokenizer:
         core = _core.CoreTokenizer(
             tokens, pattern, list(specials.items()), normalizer, late, left, right
         )
-        self._setup(core, name, merges, template)
+        self._setup(core, name, merges, template, added)
         if explicit_n_vocab is not None and explicit_n_vocab != self._core.n_vocab:
             raise InvalidVocabError(
                 f"{name}: expected {explicit_n_vocab} tokens, "
@@ -160,6 +175,7 @@ class Tokenizer:
         merges: Sequence[Merge] | None = None,
         pickle_as: PickleAs | None = None,
         template: Template | None = None,
+        added_tokens: Collection[str] = (),
     ) -> Tokenizer:
         """A tokenizer around a native one that tokenmill's loaders built: they parse a rank
         file straight into the core, with no Python ``bytes`` per token (see
@@ -168,6 +184,8 @@ class Tokenizer:
         ``pickle_as`` is how pickle recreates it: a loader that shares its tokenizers by
         name passes its own function and the name, so the pickle holds the name, not the
         vocabulary (``pickle.dumps(tokenmill.load("o200k_base"))`` is under 100 bytes).
+        ``added_tokens`` names the core's special tokens that are added tokens (see
+        :attr:`added_tokens`).
 
         >>> from tokenmill import _core
         >>> core = _core.CoreTokenizer([bytes([b]) for b in range(256)], "gpt2", [])
@@ -176,7 +194,7 @@ class Tokenizer:
         """
         need_name(name)
         self = cls.__new__(cls)
-        self._setup(core, name, merges, template)
+        self._setup(core, name, merges, template, added_tokens)
         self._pickle_as = pickle_as
         return self
 
@@ -186,16 +204,21 @@ class Tokenizer:
         name: str,
         merges: Sequence[Merge] | None,
         template: Template | None,
+        added: Collection[str] = (),
     ) -> None:
         self._core = core
         self.name = name
         self._specials = dict(core.special_tokens())
+        if unknown := sorted(set(added) - self._specials.keys()):
+            raise InvalidSpecialTokensError(f"added token {unknown[0]!r:.40} is not in the core")
+        self._added = {s: self._specials.pop(s) for s in added}
+        self._added_ids = sorted(self._added.values())
         self._special_set = frozenset(self._specials)
         self._special_ids = frozenset(self._specials.values())
         self._normalized_specials = frozenset(core.late_specials())
         left, right = core.strip_specials()
         self._strips = (frozenset(left), frozenset(right))
-        self._usual_args = _usual_args(self._specials)
+        self._usual_args = _usual_args(self._specials, self._added_ids)
         self._merges = tuple(merges) if merges is not None else None
         self._pickle_as: PickleAs | None = None
         if template is not None and not isinstance(template, Template):
@@ -203,7 +226,8 @@ class Tokenizer:
                 f"template must be a tokenmill.Template, not {type(template).__name__}"
             )
         self._template = template or Template()
-        self._template.check(self._special_ids.__contains__, name)
+        known = self._special_ids | frozenset(self._added_ids)
+        self._template.check(known.__contains__, name)
 
     # ----------------------------------------------------------------------------- properties
 
@@ -260,6 +284,20 @@ class Tokenizer:
     def special_tokens(self) -> dict[str, int]:
         """Special-token strings and their ids."""
         return dict(self._specials)
+
+    @property
+    def added_tokens(self) -> dict[str, int]:
+        """Added-token strings and their ids: tokens found in the text before it is split, by
+        every encoding method (``encode_ordinary`` too), without ``allowed_special``; they are
+        no special tokens (HF's added tokens with ``special`` false: Qwen's ``<think>``,
+        GPT-NeoX's runs of spaces). Empty for most tokenizers.
+
+        >>> import tokenmill
+        >>> tok = Tokenizer([bytes([b]) for b in range(256)], "gpt2", added_tokens={"<t>": 256})
+        >>> tok.encode("a<t>"), tok.encode_ordinary("a<t>"), tok.special_tokens
+        ([97, 256], [97, 256], {})
+        """
+        return dict(self._added)
 
     @property
     def template(self) -> Template:
@@ -377,7 +415,8 @@ class Tokenizer:
 
     def _special_args(self, allowed: SpecialArg, disallowed: SpecialArg) -> tuple[Any, Any]:
         """tiktoken's policy: "all" allowed = every special; "all" disallowed = every special
-        not allowed. Returns what the core takes: "all" or a list of ids."""
+        not allowed. Returns what the core takes: "all" or a list of ids; the added tokens are
+        always allowed."""
         # The usual calls are answered first, without building sets: building them costs as
         # much as encoding a short line (docs/performance.md).
         if not allowed:
@@ -386,7 +425,7 @@ class Tokenizer:
             if not disallowed:
                 return self._usual_args[()]
         elif allowed == "all" and (disallowed == "all" or not disallowed):
-            return ("all" if self._specials else []), []
+            return ("all" if self._specials or self._added else []), []
         if allowed == "all":
             allowed_set = self._special_set
         else:
@@ -397,10 +436,12 @@ class Tokenizer:
             disallowed_set = self._known_specials(disallowed, "disallowed_special")
         ids = self._specials
         a: Any = (
-            "all" if allowed_set == self._special_set and ids else [ids[s] for s in allowed_set]
+            "all"
+            if allowed_set == self._special_set and ids
+            else [ids[s] for s in allowed_set] + self._added_ids
         )
         d: Any = [ids[s] for s in disallowed_set]
-        if d and len(d) == len(ids):
+        if d and len(d) == len(ids) and not self._added:
             d = "all"
         return a, d
 
@@ -470,13 +511,15 @@ class Tokenizer:
 
     def encode_ordinary(self, text: str, *, num_threads: int = 1) -> list[int]:
         """Encode text with special-token strings treated as plain text (``num_threads``: as
-        in :meth:`encode`).
+        in :meth:`encode`); :attr:`added_tokens` are still found.
 
         >>> import tokenmill
         >>> tokenmill.load("gpt2").encode_ordinary("hello world")
         [31373, 995]
         """
         n = num_threads if type(num_threads) is int and num_threads > 0 else _threads(num_threads)
+        if self._added:
+            return self.encode(text, disallowed_special=(), num_threads=n)
         try:
             return self._core.encode_ordinary(text, n)
         except TypeError:
@@ -524,6 +567,8 @@ class Tokenizer:
         if isinstance(text_or_bytes, str):
             if text_or_bytes in self._specials:
                 return self._specials[text_or_bytes]
+            if text_or_bytes in self._added:
+                return self._added[text_or_bytes]
             data = text_or_bytes.encode("utf-8", "surrogatepass")
         else:
             data = bytes(text_or_bytes)
@@ -610,7 +655,7 @@ class Tokenizer:
         self, texts: Sequence[str], *, num_threads: int | None = None
     ) -> list[list[int]]:
         """:meth:`encode_ordinary` for many texts, in parallel."""
-        return self._batch("encode_batch", texts, [], [], _threads(num_threads))
+        return self._batch("encode_batch", texts, self._added_ids, [], _threads(num_threads))
 
     def encode_batch_to_numpy(
         self,
@@ -912,6 +957,7 @@ class Tokenizer:
                 self._template,
                 self._normalized_specials,
                 *self._strips,
+                self._added,
             ),
         )
 
@@ -921,6 +967,7 @@ class Tokenizer:
         return (
             self.pattern == other.pattern
             and self._specials == other._specials
+            and self._added == other._added
             and self.normalizer == other.normalizer
             and self._template == other._template
             and self._normalized_specials == other._normalized_specials
@@ -975,6 +1022,7 @@ def _rebuild(
     normalized_specials: Collection[str] = (),
     lstrip_specials: Collection[str] = (),
     rstrip_specials: Collection[str] = (),
+    added_tokens: Mapping[str, int] | None = None,
 ) -> Tokenizer:
     return Tokenizer(
         tokens,
@@ -987,6 +1035,7 @@ def _rebuild(
         normalized_specials=normalized_specials,
         lstrip_specials=lstrip_specials,
         rstrip_specials=rstrip_specials,
+        added_tokens=added_tokens,
     )
 
 
@@ -998,8 +1047,10 @@ def _rebuild(
 _USUAL_DISALLOWED = ("all", ())
 
 
-def _usual_args(specials: Mapping[str, int]) -> dict[Any, tuple[Any, Any]]:
-    return {"all": ([], "all" if specials else []), (): ([], [])}
+def _usual_args(specials: Mapping[str, int], added: list[int]) -> dict[Any, tuple[Any, Any]]:
+    # The core's "all" disallowed would take in the added tokens, which are always allowed.
+    every: Any = list(specials.values()) if added else "all" if specials else []
+    return {"all": (added, every), (): (added, [])}
 
 
 def _threads(num_threads: int | None) -> int:

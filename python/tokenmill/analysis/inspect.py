@@ -82,6 +82,7 @@ def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
         "n_vocab": tok.n_vocab,
         "ordinary_tokens": sum(1 for t in tokens if t),
         "special_tokens": tok.special_tokens,
+        "added_tokens": tok.added_tokens,
         "pattern": tok.pattern_name or tok.pattern,
         "splitter": splitter_path(tok),
         "merges": len(merged),
@@ -100,17 +101,23 @@ def format_description(info: dict[str, Any]) -> str:
     """``describe``'s facts as text for a terminal."""
     out = [
         f"{info['name']}: {info['n_vocab']:,} ids ({info['ordinary_tokens']:,} ordinary, "
-        f"{len(info['special_tokens'])} special), pattern {info['pattern']}",
+        f"{len(info['special_tokens'])} special"
+        + (f", {len(info['added_tokens'])} added" if info["added_tokens"] else "")
+        + f"), pattern {info['pattern']}",
         f"split by {info['splitter']}",
         f"{info['merges']:,} merged tokens, {info['unreachable']} unreachable by merging, "
         f"mean token length {info['mean_token_bytes']:.2f} bytes",
     ]
-    if info["special_tokens"]:
-        shown = list(info["special_tokens"].items())
-        listed = ", ".join(f"{s} = {i}" for s, i in shown[:SPECIALS_SHOWN])
+    for kind in ("special", "added"):
+        shown = list(info[f"{kind}_tokens"].items())
+        if not shown:
+            continue
+        listed = ", ".join(
+            f"{s!r} = {i}" if kind == "added" else f"{s} = {i}" for s, i in shown[:SPECIALS_SHOWN]
+        )
         more = len(shown) - SPECIALS_SHOWN
         out.append(
-            f"special: {listed}" + (f", and {more:,} more (--json lists all)" if more > 0 else "")
+            f"{kind}: {listed}" + (f", and {more:,} more (--json lists all)" if more > 0 else "")
         )
 
     def merges(title: str, rows: list[dict[str, Any]]) -> None:

@@ -282,6 +282,11 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
             f"GPT-2's files cannot say how {tok.name}'s special tokens are matched (in the "
             f"normalized text, or taking the whitespace beside them); {instead}"
         )
+    if tok.added_tokens:
+        raise UnsupportedFormatError(
+            f"GPT-2's files hold no added tokens, and {tok.name} has "
+            f"{len(tok.added_tokens)}; {instead}"
+        )
     if tok.template:
         raise UnsupportedFormatError(
             f"GPT-2's files hold no template, and {tok.name} adds special tokens around a "

@@ -3,8 +3,9 @@
 The export is a ``BPE`` model whose merges are each token's parents (the only pairs that can
 ever be adjacent, so HF's merge-list rule gives tiktoken's ids), ``ignore_merges`` on (a chunk
 that is a whole token is that token, as in tiktoken), a ``Split`` pre-tokenizer carrying the
-split pattern, byte-level alphabet and decoder, the special tokens as added tokens, and the
-tokenizer's template, if any, as a ``TemplateProcessing`` post-processor.
+split pattern, byte-level alphabet and decoder, the special tokens as added tokens (``special``
+true) beside its added tokens (``special`` false), and the tokenizer's template, if any, as a
+``TemplateProcessing`` post-processor.
 
 HF compiles patterns with Oniguruma, which reads a possessive interval such as cl100k's
 ``\\p{N}{1,3}+`` as "one to three digits, repeated" (so ``1234567`` would be one piece); the
@@ -36,9 +37,10 @@ add_special_tokens=False)`` does, and with ``add_special_tokens=True`` as HF's `
   ``TemplateProcessing`` (its single template: special tokens around ``$A``; tokenmill has no
   pairs of texts), ``RobertaProcessing``, ``BertProcessing``, or a ``Sequence`` of them with
   at most one that adds tokens, each added an added token;
-- ``added_tokens``: special or not (HF matches both kinds in all text before it splits it, as
-  tokenmill matches its special tokens when they are allowed: ``special`` false changes only
-  what HF's ``decode(skip_special_tokens=True)`` drops), ``single_word`` false, ``lstrip`` and
+- ``added_tokens``: special or not (HF matches both kinds in all text before it splits it:
+  the special ones are tokenmill's special tokens, matched when allowed; the others its
+  :attr:`~tokenmill.Tokenizer.added_tokens`, matched by every encoding method, as HF's are even
+  with ``split_special_tokens``), ``single_word`` false, ``lstrip`` and
   ``rstrip`` true or false (the whitespace before or after a match goes with it:
   ``Tokenizer.lstrip_specials``, ``rstrip_specials``; with ``rstrip`` no added token may start
   with whitespace); ``normalized`` true or false (HF matches the false ones first, then
@@ -89,7 +91,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from tokenmill.errors import VocabFileError
+from tokenmill.errors import UnsupportedFormatError, VocabFileError
 from tokenmill.fileio import write_atomic
 from tokenmill.formats import datagym, loading
 from tokenmill.formats.loading import Vocabulary, is_id, kind
@@ -115,9 +117,16 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
     tokens = tok.token_bytes_list()
     parents = tok.merge_parents()
     vocab = {datagym.to_text(t): i for i, t in enumerate(tokens) if t}
-    # Special tokens also go in the model's vocab: HF renumbers added tokens that are not in
-    # it to close gaps (cl100k's specials start at 100257, leaving 100256 unused).
-    vocab.update(tok.special_tokens)
+    # Special and added tokens also go in the model's vocab: HF renumbers added tokens that are
+    # not in it to close gaps (cl100k's specials start at 100257, leaving 100256 unused).
+    matched = tok.special_tokens | tok.added_tokens
+    if clash := next((s for s in matched if s in vocab), None):
+        raise UnsupportedFormatError(
+            f"{tok.name}'s token {clash!r} is spelled as model.vocab spells the bytes "
+            f"{datagym.bytes_or_none(clash)!r}, so a tokenizer.json cannot hold both; save it "
+            "as *.tokenmill, which holds it"
+        )
+    vocab.update(matched)
     merges = [
         [datagym.to_text(tokens[p[0]]), datagym.to_text(tokens[p[1]])]
         for p in parents
@@ -131,9 +140,9 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
             "lstrip": s in tok.lstrip_specials,
             "rstrip": s in tok.rstrip_specials,
             "normalized": s in tok.normalized_specials,
-            "special": True,
+            "special": s in tok.special_tokens,
         }
-        for s, i in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
+        for s, i in sorted(matched.items(), key=lambda kv: kv[1])
     ]
     return {
         "version": "1.0",
@@ -186,7 +195,7 @@ def to_dict(tok: Tokenizer) -> dict[str, Any]:
 def _template_processing(tok: Tokenizer) -> dict[str, Any]:
     """HF's ``TemplateProcessing`` for ``tok.template``: the single template, and the pair
     template HF requires (the single one for each text, the second with type id 1)."""
-    name_of = {i: name for name, i in tok.special_tokens.items()}
+    name_of = {i: name for name, i in (tok.special_tokens | tok.added_tokens).items()}
 
     def template(text: str, type_id: int) -> list[dict[str, Any]]:
         def special(i: int) -> dict[str, Any]:
@@ -250,12 +259,13 @@ def vocabulary(doc: object, source: str, name: str) -> Vocabulary:
         name,
         bpe.tokens,
         bpe.pattern,
-        bpe.special_tokens,
+        {s: i for s, i in bpe.special_tokens.items() if s not in bpe.added.plain},
         normalizer=bpe.normalizer,
         template=bpe.template,
         normalized_specials=bpe.added.normalized,
         lstrip_specials=bpe.added.lstrip,
         rstrip_specials=bpe.added.rstrip,
+        added_tokens={s: i for s, i in bpe.special_tokens.items() if s in bpe.added.plain},
         check_parents=check_parents,
     )
 
@@ -269,7 +279,7 @@ class BpeFile:
     texts: list[str]  # the same, spelled as the file spells them
     ids: dict[str, int]  # the ordinary tokens' ids, by their spelling
     pattern: str | list[str]  # several are applied one after another
-    special_tokens: dict[str, int]
+    special_tokens: dict[str, int]  # every added token, special or not (see added.plain)
     # The merges in the file's order, each "left right" (a token's spelling holds no space).
     merges: list[str]
     parts: list[str]  # the merges' parts: left, right, left, right...
@@ -491,9 +501,11 @@ def _check_model_options(model: dict[str, Any], refuse: Refuse) -> bool:
 
 @dataclass(frozen=True)
 class AddedTokens:
-    """A file's added tokens as tokenmill's special tokens, and how HF matches them."""
+    """A file's added tokens, and how HF matches them."""
 
     ids: dict[str, int]
+    # Those with special false: tokenmill's added tokens; the others are its special tokens.
+    plain: frozenset[str] = frozenset()
     # Looked for in the normalized text (see _added_tokens).
     normalized: frozenset[str] = frozenset()
     lstrip: frozenset[str] = frozenset()  # take the whitespace before them
@@ -513,6 +525,7 @@ def _added_tokens(
     normalized: dict[str, bool] = {}
     lstrip: set[str] = set()
     rstrip: set[str] = set()
+    plain: set[str] = set()
     next_id = len(vocab)  # HF numbers added tokens missing from the vocab from here on
     for k, entry in enumerate(raw):
         where = f"added_tokens[{k}]"
@@ -554,6 +567,8 @@ def _added_tokens(
             why = "its id in model.vocab" if content in vocab else "the next id past model.vocab"
             raise refuse(f"added token {content!r} has id {idx}, but HF gives it {hf_id} ({why})")
         specials[content] = idx
+        if not entry["special"]:
+            plain.add(content)
         normalized[content] = entry["normalized"]
         for flag, names in (("lstrip", lstrip), ("rstrip", rstrip)):
             if entry[flag]:
@@ -569,14 +584,14 @@ def _added_tokens(
             f"added token {spaced!r} starts with whitespace beside tokens with rstrip true: HF "
             "can match it inside the whitespace they take, tokenmill cannot"
         )
-    strips = {"lstrip": frozenset(lstrip), "rstrip": frozenset(rstrip)}
+    strips = {"lstrip": frozenset(lstrip), "rstrip": frozenset(rstrip), "plain": frozenset(plain)}
     late = [t for t, n in normalized.items() if n]
     if (
         normalizer is None
         and _first_clash([t for t in specials if not normalized[t]], late) is None
     ):
         return AddedTokens(specials, **strips)
-    return AddedTokens(specials, frozenset(late), **strips)
+    return AddedTokens(specials, normalized=frozenset(late), **strips)
 
 
 def _first_clash(first: list[str], later: list[str]) -> tuple[str, str] | None:

@@ -64,6 +64,9 @@ class Vocabulary:
     # Special tokens that take the whitespace before them, and after them (HF's lstrip, rstrip).
     lstrip_specials: frozenset[str] = frozenset()
     rstrip_specials: frozenset[str] = frozenset()
+    # Tokens matched before splitting by every encoding method, without allowed_special (HF's
+    # added tokens with special false); the three sets above may name them too.
+    added_tokens: dict[str, int] = field(default_factory=dict)
     # A check of the built tokenizer's merge parents (``Tokenizer.merge_parents``) that the
     # file's ids depend on (HF's merge list); raises VocabFileError.
     check_parents: Callable[[list[tuple[int, int] | None]], None] | None = None

@@ -40,10 +40,11 @@ FORMAT = "tokenmill"
 # Version 2 adds "normalizer", version 3 a "pattern" that is a list of patterns applied one
 # after another, version 4 a "template" (the special tokens add_special_tokens puts around a
 # text), version 5 "normalized_specials" (special tokens looked for in the normalized text)
-# and "lstrip_specials", "rstrip_specials" (special tokens that take the whitespace beside). A
-# file is written with the lowest version that holds it (1 without any), so a
-# tokenmill that would misread it refuses it as newer.
-VERSION = 5
+# and "lstrip_specials", "rstrip_specials" (special tokens that take the whitespace beside),
+# version 6 "added_tokens" (matched like special tokens, but by every encoding method; the
+# lists of version 5 may name them). A file is written with the lowest version that holds it
+# (1 without any), so a tokenmill that would misread it refuses it as newer.
+VERSION = 6
 # The most bytes a file's tokens may hold together: hundreds of times a real vocabulary's.
 MAX_TOKEN_BYTES = 1 << 28
 SUFFIXES = (".tokenmill.json", ".tokenmill", ".json")
@@ -105,9 +106,8 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
     Returns the paths written.
     """
     merges = merges_of(tok)
-    named = {
-        key: [s for s in tok.special_tokens if s in getattr(tok, key)] for key in NAMED_SPECIALS
-    }
+    matched = tok.special_tokens | tok.added_tokens
+    named = {key: [s for s in matched if s in getattr(tok, key)] for key in NAMED_SPECIALS}
     path = Path(path)
     lines = [
         "{",
@@ -124,6 +124,11 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
         ),
         f'  "n_vocab": {tok.n_vocab},',
         f'  "special_tokens": {json.dumps(tok.special_tokens, ensure_ascii=False)},',
+        (
+            f'  "added_tokens": {json.dumps(tok.added_tokens, ensure_ascii=False)},'
+            if tok.added_tokens
+            else ""
+        ),
         '  "merges": [',
     ]
     body = [f"    [{left}, {right}, {json.dumps(count)}]" for left, right, count in merges]
@@ -138,6 +143,8 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
 
 def _version(tok: Tokenizer) -> int:
     """The lowest format version that holds ``tok`` (see ``VERSION``)."""
+    if tok.added_tokens:
+        return 6
     if any(getattr(tok, key) for key in NAMED_SPECIALS):
         return 5
     if tok.template:
@@ -159,7 +166,8 @@ def _read_template(raw: object, specials: dict[str, int], bad: Any) -> Template 
         )
     ):
         raise bad(
-            '"template" must be {"prefix": [ids], "suffix": [ids]}, each id a special token\'s'
+            '"template" must be {"prefix": [ids], "suffix": [ids]}, each id a special or '
+            "added token's"
         )
     return Template(tuple(sides[0]), tuple(sides[1]))
 
@@ -177,8 +185,10 @@ def _vocab_listing(tok: Tokenizer, merges: list[tuple[int, int, int | None]]) ->
     for k, (left, right, count) in enumerate(merges):
         seen = "" if count is None else str(count)
         out.append(f"{256 + k}\t{tokens[256 + k]!r}\t{left}\t{right}\t{seen}".rstrip("\t"))
-    for s, i in sorted(tok.special_tokens.items(), key=lambda kv: kv[1]):
-        out.append(f"{i}\t{s!r}\tspecial")
+    kinds = {i: (s, "special") for s, i in tok.special_tokens.items()}
+    kinds |= {i: (s, "added") for s, i in tok.added_tokens.items()}
+    for i, (s, kind) in sorted(kinds.items()):
+        out.append(f"{i}\t{s!r}\t{kind}")
     return "\n".join(out) + "\n"
 
 
@@ -246,34 +256,42 @@ def vocabulary(doc: object, source: str) -> Vocabulary:
         tokens.append(token)
 
     specials = doc.get("special_tokens", {})
-    if not isinstance(specials, dict):
-        raise bad('"special_tokens" must be an object mapping strings to ids')
+    added = doc.get("added_tokens", {}) if version >= 6 else {}
     ids: dict[int, str] = {}
-    for s, i in specials.items():
-        if not s:
-            raise bad("a special token is the empty string")
-        if not loading.is_id(i) or i < len(tokens):
-            raise bad(
-                f"special token {s!r} has id {i!r}: it must be an integer >= {len(tokens)} "
-                f"(ids below are the {len(tokens)} ordinary tokens) and <= {loading.MAX_ID}"
-            )
-        if i in ids:
-            raise bad(f"special tokens {ids[i]!r} and {s!r} have the same id {i}")
-        ids[i] = s
+    for key, kind, table in (
+        ("special_tokens", "special", specials),
+        ("added_tokens", "added", added),
+    ):
+        if not isinstance(table, dict):
+            raise bad(f'"{key}" must be an object mapping strings to ids')
+        for s, i in table.items():
+            if not s:
+                raise bad(f"{'an' if kind == 'added' else 'a'} {kind} token is the empty string")
+            if not loading.is_id(i) or i < len(tokens):
+                raise bad(
+                    f"{kind} token {s!r} has id {i!r}: it must be an integer >= {len(tokens)} "
+                    f"(ids below are the {len(tokens)} ordinary tokens) and <= {loading.MAX_ID}"
+                )
+            if i in ids:
+                raise bad(f"tokens {ids[i]!r} and {s!r} have the same id {i}")
+            ids[i] = s
+    if both := sorted(specials.keys() & added.keys()):
+        raise bad(f"{both[0]!r} is both a special token and an added token")
+    matched = specials | added
     n_vocab = doc.get("n_vocab")
     expected = max([len(tokens) - 1, *ids]) + 1
     if n_vocab is not None and (
         not isinstance(n_vocab, int) or isinstance(n_vocab, bool) or n_vocab != expected
     ):
         raise bad(f'"n_vocab" says {n_vocab!r}, but the merges and special tokens make {expected}')
-    template = _read_template(doc.get("template"), specials, bad)
+    template = _read_template(doc.get("template"), matched, bad)
     named: dict[str, frozenset[str]] = {}
     for key in NAMED_SPECIALS:
         names = doc.get(key, [])
         if not isinstance(names, list) or not all(
-            isinstance(n, str) and n in specials for n in names
+            isinstance(n, str) and n in matched for n in names
         ):
-            raise bad(f'"{key}" must be a list of special-token strings')
+            raise bad(f'"{key}" must be a list of special- or added-token strings')
         named[key] = frozenset(names)
     return Vocabulary(
         source,
@@ -287,6 +305,7 @@ def vocabulary(doc: object, source: str) -> Vocabulary:
         normalized_specials=named["normalized_specials"],
         lstrip_specials=named["lstrip_specials"],
         rstrip_specials=named["rstrip_specials"],
+        added_tokens=added,
     )
 
 

@@ -126,6 +126,12 @@ def write(tok: Tokenizer, path: str | os.PathLike[str]) -> list[str]:
             "normalizer would be lost and its ids with it; save it as *.tokenmill or "
             "tokenizer.json, which hold it"
         )
+    if tok.added_tokens:
+        raise UnsupportedFormatError(
+            f"a .tiktoken rank file holds the ranks alone: {tok.name}'s "
+            f"{len(tok.added_tokens)} added tokens would be lost and their ids with them; save "
+            "it as *.tokenmill or tokenizer.json, which hold them"
+        )
     data = dump_ranks(tok.token_bytes_list())
     specials = tok.special_tokens
     kept = openai.known(data)

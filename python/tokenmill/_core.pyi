@@ -72,6 +72,14 @@ class CoreTokenizer:
         num_threads: int = 1,
         piece_bytes: int = 65536,
     ) -> list[int]: ...
+    def encode_dropout(
+        self,
+        text: str,
+        allowed: _SpecialIds,
+        disallowed: _SpecialIds,
+        p: float,
+        seed: int,
+    ) -> list[int]: ...
     def encode_to_numpy(
         self,
         text: str,

@@ -215,6 +215,67 @@ def encode(text: str, merges: list[MergeRule], *, pattern: str = "cl100k") -> li
     return ids
 
 
+class SplitMix64:
+    """The random numbers BPE-dropout draws: splitmix64, seeded with a 64-bit integer.
+
+    >>> rng = SplitMix64(0)
+    >>> hex(rng.next()), hex(rng.next())
+    ('0xe220a8397b1dcdaf', '0x6e789e6aa1b965f4')
+    """
+
+    MASK = 2**64 - 1
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & self.MASK
+
+    def next(self) -> int:
+        self.state = (self.state + 0x9E3779B97F4A7C15) & self.MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & self.MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & self.MASK
+        return z ^ (z >> 31)
+
+    def drops(self, p: float) -> bool:
+        """True with probability ``p``: the top 53 bits of the next number, as a fraction of
+        2**53, are below it."""
+        return (self.next() >> 11) < int(p * 2**53)
+
+
+def encode_dropout(
+    text: str, merges: list[MergeRule], p: float, seed: int, *, pattern: str = "cl100k"
+) -> list[int]:
+    """Encode ``text`` with BPE-dropout (Provilkov et al., 2020), the draws from
+    ``SplitMix64(seed)``: split it, then in each chunk, from single bytes, take the adjacent
+    pairs that join into a token, lowest id first (leftmost of equal ones), and draw for each
+    in turn, skipping it with probability ``p``, until one is kept: merge it and start over.
+    When every pair is skipped, or none joins, the chunk is done. ``p`` = 0 merges as
+    :func:`encode` does (whole words included); ``p`` = 1 gives the bytes.
+
+    >>> merges = [(97, 98, 2), (256, 99, 1)]  # ab, abc
+    >>> encode_dropout("abc", merges, 0.0, 1, pattern="gpt2")
+    [257]
+    >>> encode_dropout("abc", merges, 1.0, 1, pattern="gpt2")
+    [97, 98, 99]
+    """
+    rank = {token: i for i, token in enumerate(vocab(merges))}
+    rng = SplitMix64(seed)
+    ids: list[int] = []
+    for chunk in split(text, pattern):
+        parts = [bytes([b]) for b in chunk.encode("utf-8")]
+        while True:
+            pairs = sorted(
+                (rank[parts[i] + parts[i + 1]], i)
+                for i in range(len(parts) - 1)
+                if parts[i] + parts[i + 1] in rank
+            )
+            kept = next((i for _, i in pairs if not rng.drops(p)), None)
+            if kept is None:
+                break
+            parts[kept : kept + 2] = [parts[kept] + parts[kept + 1]]
+        ids.extend(rank[part] for part in parts)
+    return ids
+
+
 def decode(ids: Iterable[int], merges: list[MergeRule]) -> str:
     """Concatenate the bytes of the tokens; invalid UTF-8 becomes U+FFFD.
 

@@ -478,6 +478,8 @@ class Tokenizer:
         disallowed_special: SpecialArg = "all",
         num_threads: int = 1,
         add_special_tokens: bool = False,
+        dropout: float = 0.0,
+        seed: int | None = None,
     ) -> list[int]:
         """Encode text. Special-token strings raise unless allowed (tiktoken's policy).
 
@@ -487,6 +489,12 @@ class Tokenizer:
         With ``num_threads`` > 1 a long text (128 KB or more) is cut where no chunk can cross
         (gpt2, cl100k and o200k patterns) and its pieces are encoded on that many threads (at
         most the CPUs this process may use), GIL released; the ids are the same.
+
+        ``dropout`` > 0 is BPE-dropout, for training-time augmentation: each merge is skipped
+        with that probability when its turn comes, so words come out in smaller pieces, whole
+        words too (:func:`tokenmill.reference.encode_dropout` is the definition). The same
+        ``seed`` (an integer in 0..2**64-1) gives the same ids; None draws a fresh one.
+        ``dropout=0`` is plain ``encode``. It runs on one thread.
 
         >>> import tokenmill
         >>> enc = tokenmill.load("gpt2")
@@ -499,15 +507,38 @@ class Tokenizer:
             a, d = self._special_args(allowed_special, disallowed_special)
         else:
             a, d = self._usual_args[disallowed_special]
-        n = num_threads if type(num_threads) is int and num_threads > 0 else _threads(num_threads)
-        try:
-            ids = self._core.encode(text, a, d, n)
-        except TypeError:
-            _need_str(text)
-            raise
-        except UnicodeEncodeError:
-            ids = self._core.encode(_fix_surrogates(text), a, d, n)
+        if dropout:
+            ids = self._encode_dropout(text, a, d, dropout, seed)
+        else:
+            n = (
+                num_threads
+                if type(num_threads) is int and num_threads > 0
+                else _threads(num_threads)
+            )
+            try:
+                ids = self._core.encode(text, a, d, n)
+            except TypeError:
+                _need_str(text)
+                raise
+            except UnicodeEncodeError:
+                ids = self._core.encode(_fix_surrogates(text), a, d, n)
         return self._template.wrap(ids) if add_special_tokens and self._template else ids
+
+    def _encode_dropout(
+        self, text: str, a: Any, d: Any, dropout: float, seed: int | None
+    ) -> list[int]:
+        if isinstance(dropout, bool) or not isinstance(dropout, int | float):
+            raise WrongTypeError(f"dropout must be a float, not {type(dropout).__name__}")
+        if not 0 <= dropout <= 1:
+            raise InvalidArgumentError(f"dropout must be between 0 and 1, not {dropout}")
+        if seed is None:
+            seed = int.from_bytes(os.urandom(8), "little")
+        elif isinstance(seed, bool) or not isinstance(seed, int):
+            raise WrongTypeError(f"seed must be an int or None, not {type(seed).__name__}")
+        elif not 0 <= seed < 2**64:
+            raise InvalidArgumentError(f"seed must be in 0..2**64-1, not {seed}")
+        _need_str(text)
+        return self._core.encode_dropout(clean_text(text), a, d, float(dropout), seed)
 
     def encode_ordinary(self, text: str, *, num_threads: int = 1) -> list[int]:
         """Encode text with special-token strings treated as plain text (``num_threads``: as

@@ -320,6 +320,44 @@ impl Encoder {
         Ok(n.get())
     }
 
+    /// Encode as [`Encoder::encode`] does, each chunk by BPE-dropout's rule
+    /// ([`merge::dropout`]): with `threshold` from [`merge::dropout::threshold`], the draws
+    /// from `rng`, chunk after chunk.
+    pub fn encode_dropout(
+        &self,
+        text: &str,
+        allowed: Allowed<'_>,
+        disallowed: Allowed<'_>,
+        threshold: u64,
+        rng: &mut merge::dropout::Rng,
+        out: &mut Vec<u32>,
+    ) -> Result<(), Error> {
+        let out = std::cell::RefCell::new(out);
+        let rng = std::cell::RefCell::new(rng);
+        let push = |id| out.borrow_mut().push(id);
+        self.specials.walk(
+            text,
+            allowed,
+            disallowed,
+            |t| {
+                self.each_piece(
+                    t,
+                    allowed,
+                    disallowed,
+                    |piece| {
+                        self.splitter.split(piece, |chunk| {
+                            let (mut out, mut rng) = (out.borrow_mut(), rng.borrow_mut());
+                            let bytes = chunk.as_bytes();
+                            merge::dropout::merge(&self.vocab, bytes, threshold, *rng, *out);
+                        })
+                    },
+                    push,
+                )
+            },
+            push,
+        )
+    }
+
     /// Encode one chunk (already split) onto `out`, by tiktoken's rule: a chunk that is a
     /// token is that token, any other is merged (`merge`), by the rescan below
     /// `small::LIMIT` bytes, the heap below `SEARCH_CHUNK`, the long path above.

@@ -3,6 +3,8 @@
 //! - `literal`: the rule as tiktoken runs it, on byte slices; the definition, for the tests.
 //! - `small`: the rescan, for chunks under 1 KB (nearly all of them).
 //! - `heap`: O(n log n), for longer chunks.
+//! - `dropout`: BPE-dropout's rule, merges skipped at random (not tiktoken's: its own
+//!   definition, in `tokenmill.reference`).
 //! - `long`: linear in practice, for chunks of many KB (a megabyte of one letter): a search
 //!   for the one cover of the chunk by compatible tokens, with `trie` for the longest token
 //!   at a position, and windows merged side by side by `lanes` where tokens are short.
@@ -12,6 +14,7 @@
 //! the encoder's to find (`Encoder::encode_chunk`). Each is tested against `literal` on
 //! random vocabularies.
 
+pub(crate) mod dropout;
 pub(crate) mod heap;
 mod lanes;
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::encode::normalize::Normalizer;
 use crate::encode::room::exact_for_text;
 use crate::encode::{long_enough_to_cut, Encoder};
 use crate::error::Error;
+use crate::merge;
 use crate::pretokenize::Splitter;
 use crate::runtime::buffers::Ids;
 use crate::runtime::work_sharing;
@@ -395,6 +396,47 @@ impl CoreTokenizer {
         );
         let text = text::utf8(text)?;
         self.encode_list(py, &text, &a, &d, num_threads, piece_bytes)
+    }
+
+    /// `encode` by BPE-dropout's rule: each merge skipped with probability `p`, the draws
+    /// seeded by `seed` (see `merge::dropout`).
+    fn encode_dropout<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        allowed: &Bound<'py, PyAny>,
+        disallowed: &Bound<'py, PyAny>,
+        p: f64,
+        seed: u64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(PyValueError::new_err(format!(
+                "dropout must be between 0 and 1, not {p}"
+            )));
+        }
+        let (a, d) = (
+            SpecialSet::extract(allowed)?,
+            SpecialSet::extract(disallowed)?,
+        );
+        let text = text::utf8(text)?;
+        let text: &str = &text;
+        let threshold = merge::dropout::threshold(p);
+        let ids = detached(py, text.len(), || {
+            let mut out = Vec::new();
+            let mut rng = merge::dropout::Rng::new(seed);
+            self.enc
+                .encode_dropout(
+                    text,
+                    a.as_allowed(),
+                    d.as_allowed(),
+                    threshold,
+                    &mut rng,
+                    &mut out,
+                )
+                .map(|()| out)
+        })
+        .map_err(|e| self.err(py, e))?;
+        self.to_list(py, &ids)
     }
 
     #[pyo3(signature = (text, allowed, disallowed, num_threads=1, piece_bytes=65536))]

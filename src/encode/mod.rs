@@ -258,6 +258,26 @@ impl Encoder {
         encode_in_batches!(self, isa, text, out, after)
     }
 
+    /// Walk `text` under tiktoken's special-token policy: a `disallowed` special anywhere is an
+    /// error; each `allowed` special's id goes to `on_special`, and each piece of text between
+    /// them, as the splitter sees it (`each_piece`), to `on_piece`.
+    fn walk_pieces(
+        &self,
+        text: &str,
+        allowed: Allowed<'_>,
+        disallowed: Allowed<'_>,
+        on_piece: impl Fn(&str) -> Result<(), Error> + Copy,
+        on_special: impl Fn(u32) + Copy,
+    ) -> Result<(), Error> {
+        self.specials.walk(
+            text,
+            allowed,
+            disallowed,
+            |t| self.each_piece(t, allowed, disallowed, on_piece, on_special),
+            on_special,
+        )
+    }
+
     /// Encode with tiktoken's special-token policy: a `disallowed` special in the text is an
     /// error; `allowed` specials become their ids; all other text is ordinary.
     pub fn encode(
@@ -268,21 +288,12 @@ impl Encoder {
         out: &mut Vec<u32>,
     ) -> Result<(), Error> {
         let out = std::cell::RefCell::new(out);
-        let push = |id| out.borrow_mut().push(id);
-        self.specials.walk(
+        self.walk_pieces(
             text,
             allowed,
             disallowed,
-            |t| {
-                self.each_piece(
-                    t,
-                    allowed,
-                    disallowed,
-                    |piece| self.encode_in_batches(piece, &mut out.borrow_mut(), |_| {}),
-                    push,
-                )
-            },
-            push,
+            |piece| self.encode_in_batches(piece, &mut out.borrow_mut(), |_| {}),
+            |id| out.borrow_mut().push(id),
         )
     }
 
@@ -295,27 +306,18 @@ impl Encoder {
     ) -> Result<usize, Error> {
         let n = std::cell::Cell::new(0usize);
         let buf = std::cell::RefCell::new(Vec::new());
-        let one = |_| n.set(n.get() + 1);
-        self.specials.walk(
+        self.walk_pieces(
             text,
             allowed,
             disallowed,
-            |t| {
-                self.each_piece(
-                    t,
-                    allowed,
-                    disallowed,
-                    |piece| {
-                        // The ids of each batch of chunks are counted and dropped.
-                        self.encode_in_batches(piece, &mut buf.borrow_mut(), |ids| {
-                            n.set(n.get() + ids.len());
-                            ids.clear();
-                        })
-                    },
-                    one,
-                )
+            |piece| {
+                // The ids of each batch of chunks are counted and dropped.
+                self.encode_in_batches(piece, &mut buf.borrow_mut(), |ids| {
+                    n.set(n.get() + ids.len());
+                    ids.clear();
+                })
             },
-            one,
+            |_| n.set(n.get() + 1),
         )?;
         Ok(n.get())
     }
@@ -334,27 +336,17 @@ impl Encoder {
     ) -> Result<(), Error> {
         let out = std::cell::RefCell::new(out);
         let rng = std::cell::RefCell::new(rng);
-        let push = |id| out.borrow_mut().push(id);
-        self.specials.walk(
+        self.walk_pieces(
             text,
             allowed,
             disallowed,
-            |t| {
-                self.each_piece(
-                    t,
-                    allowed,
-                    disallowed,
-                    |piece| {
-                        self.splitter.split(piece, |chunk| {
-                            let (mut out, mut rng) = (out.borrow_mut(), rng.borrow_mut());
-                            let bytes = chunk.as_bytes();
-                            merge::dropout::merge(&self.vocab, bytes, threshold, *rng, *out);
-                        })
-                    },
-                    push,
-                )
+            |piece| {
+                self.splitter.split(piece, |chunk| {
+                    let (mut out, mut rng) = (out.borrow_mut(), rng.borrow_mut());
+                    merge::dropout::merge(&self.vocab, chunk.as_bytes(), threshold, *rng, *out);
+                })
             },
-            push,
+            |id| out.borrow_mut().push(id),
         )
     }
 

@@ -41,6 +41,7 @@ impl Rng {
 }
 
 /// The draw threshold for dropping with probability `p` (0 ≤ p ≤ 1): `p · 2^53`.
+#[cfg_attr(not(feature = "python"), allow(dead_code))]
 pub fn threshold(p: f64) -> u64 {
     (p.clamp(0.0, 1.0) * (1u64 << 53) as f64) as u64
 }

@@ -182,6 +182,74 @@ def grow(table: Any, n_vocab: Tokenizer | int, *, std: float = DEFAULT_STD, seed
     return out
 
 
+def remap(
+    table: Any,
+    new_id: Sequence[int] | npt.NDArray[Any],
+    n_vocab: Tokenizer | int | None = None,
+    *,
+    std: float = DEFAULT_STD,
+    seed: int = 0,
+) -> Any:
+    """The table with its rows moved to new ids: row ``i`` becomes row ``new_id[i]``, and is
+    dropped where that is -1 (the map :meth:`~tokenmill.Tokenizer.without` gives). The new
+    table has ``n_vocab`` rows (or a tokenizer's ``n_vocab``; by default one past the largest
+    new id); a row no old one moves to is drawn from N(0, ``std``). Rows past the map's end
+    (padding) are dropped. Returns a new numpy array, or a new ``torch.nn.Embedding`` when given
+    one (its ``padding_idx`` moved too).
+
+    >>> import tokenmill
+    >>> enc = tokenmill.load("gpt2")
+    >>> pruned, new_id = enc.without([enc.encode_single_token(" SolidGoldMagikarp")])
+    >>> t = embedding_table(enc, 16)
+    >>> t2 = remap(t, new_id, pruned)
+    >>> t2.shape, bool((t2[pruned.eot_token] == t[enc.eot_token]).all())
+    ((50256, 16), True)
+    """
+    rows = _rows(table)
+    moves = np.asarray(new_id, dtype=np.int64).reshape(-1) if len(new_id) else np.zeros(0, np.int64)
+    if len(moves) > rows:
+        raise InvalidArgumentError(
+            f"the id map covers {len(moves)} ids, and the table has only {rows} rows"
+        )
+    if (moves < -1).any():
+        raise InvalidArgumentError(f"new ids are >= 0, or -1 for a removed row; got {moves.min()}")
+    kept = np.flatnonzero(moves >= 0)
+    targets = moves[kept]
+    if n_vocab is None:
+        n = int(targets.max()) + 1 if len(targets) else 0
+    else:
+        n = _n_vocab(n_vocab)
+    if len(targets) and int(targets.max()) >= n:
+        raise InvalidArgumentError(f"new id {int(targets.max())} does not fit in {n} rows")
+    if len(np.unique(targets)) != len(targets):
+        raise InvalidArgumentError("the id map moves two rows to the same new id")
+    fresh = np.ones(n, dtype=bool)
+    fresh[targets] = False
+    rng = np.random.default_rng(seed)
+    if isinstance(table, np.ndarray):
+        d = _weights(table).shape[1]
+        out = np.empty((n, d), dtype=table.dtype)
+        out[targets] = table[kept]
+        out[fresh] = rng.normal(0.0, std, size=(int(fresh.sum()), d))
+        return out
+    torch = _torch_for(table)
+    weight = table.weight.detach()
+    padding = table.padding_idx
+    if padding is not None:
+        padding = int(moves[padding]) if padding < len(moves) and moves[padding] >= 0 else None
+    emb = torch.nn.Embedding(n, weight.shape[1], padding_idx=padding, device=weight.device)
+    new_rows = rng.normal(0.0, std, size=(int(fresh.sum()), weight.shape[1]))
+    with torch.no_grad():
+        emb.weight.data = emb.weight.data.to(weight.dtype)
+        emb.weight[torch.as_tensor(targets, device=weight.device)] = weight[
+            torch.as_tensor(kept, device=weight.device)
+        ]
+        emb.weight[torch.as_tensor(np.flatnonzero(fresh), device=weight.device)] = (
+            torch.as_tensor(new_rows, dtype=weight.dtype, device=weight.device)
+        )
+    return emb
+
+
 def torch_embedding(
     tokenizer_or_n_vocab: Tokenizer | int,
     d_model: int,
@@ -263,5 +331,6 @@ __all__ = [
     "lookup",
     "most_similar",
     "one_hot",
+    "remap",
     "torch_embedding",
 ]

@@ -284,3 +284,45 @@ def decode(ids: Iterable[int], merges: list[MergeRule]) -> str:
     """
     tokens = vocab(merges)
     return b"".join(tokens[i] for i in ids).decode("utf-8", errors="replace")
+
+
+
+def merge_by_rank(piece: bytes, ranks: dict[bytes, int]) -> list[bytes]:
+    """tiktoken's rule on one chunk, with no whole-chunk shortcut: join the adjacent pair whose
+    joined bytes are the token of lowest rank, until no adjacent pair is a token.
+
+    >>> merge_by_rank(b"abc", {b"bc": 0, b"ab": 1})
+    [b'a', b'bc']
+    """
+    parts = [bytes([b]) for b in piece]
+    while len(parts) > 1:
+        joined = [ranks.get(a + b) for a, b in itertools.pairwise(parts)]
+        found = [(r, i) for i, r in enumerate(joined) if r is not None]
+        if not found:
+            break
+        _, i = min(found)
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    return parts
+
+
+def remove(tokens: list[bytes], removed: Iterable[int]) -> tuple[list[bytes], list[int | None]]:
+    """The vocabulary (tokens by rank) without the tokens ``removed``, and without every token
+    that ``merge_by_rank`` made from its own bytes before and cannot make after (it would only
+    ever be a whole chunk); the tokens left keep their order, numbered again without holes.
+    Returns those tokens and each old id's new id (None for a token that went).
+
+    >>> tokens = [bytes([b]) for b in range(256)] + [b"al", b"ale", b" m", b" male", b"ma"]
+    >>> left, new_id = remove(tokens, [257])
+    >>> left[256:], new_id[256:]
+    ([b'al', b' m', b'ma'], [256, None, 257, None, 258])
+    """
+    gone = set(removed)
+    before = {t: i for i, t in enumerate(tokens)}
+    kept = [t for i, t in enumerate(tokens) if i not in gone]
+    after = {t: i for i, t in enumerate(kept)}
+    for i, token in enumerate(tokens):
+        if i not in gone and merge_by_rank(token, before) == [token] != merge_by_rank(token, after):
+            gone.add(i)
+    left = [t for i, t in enumerate(tokens) if i not in gone]
+    numbers = iter(range(len(left)))
+    return left, [None if i in gone else next(numbers) for i in range(len(tokens))]

@@ -921,6 +921,51 @@ class Tokenizer:
             raise WrongTypeError(f"chunk must be bytes, not {type(chunk).__name__}")
         return self._core.encode_chunk(chunk)
 
+    # ------------------------------------------------------------------ changing the vocabulary
+
+    def with_tokens(self, tokens: Iterable[str]) -> Tokenizer:
+        """A new tokenizer with ``tokens`` as added tokens (:attr:`added_tokens`: found in any
+        text before it is split, as HF's ``add_tokens`` makes them), at the next ids in order;
+        see :mod:`tokenmill.editing`.
+
+        >>> import tokenmill
+        >>> tok = tokenmill.load("gpt2").with_tokens(["<think>", "</think>"])
+        >>> tok.encode("<think>hi</think>"), tok.n_vocab
+        ([50257, 5303, 50258], 50259)
+        """
+        from tokenmill import editing
+
+        return editing.with_tokens(self, tokens)
+
+    def with_special_tokens(self, special_tokens: Mapping[str, int] | Sequence[str]) -> Tokenizer:
+        """A new tokenizer with more special tokens: a list takes the next ids in order, a
+        dict gives them; see :mod:`tokenmill.editing`.
+
+        >>> import tokenmill
+        >>> chat = tokenmill.load("cl100k_base").with_special_tokens({"<|im_start|>": 100264})
+        >>> chat.encode("<|im_start|>user", allowed_special="all")
+        [100264, 882]
+        """
+        from tokenmill import editing
+
+        return editing.with_special_tokens(self, special_tokens)
+
+    def without(self, ids: Iterable[int]) -> tuple[Tokenizer, npt.NDArray[np.int64]]:
+        """A new tokenizer without the tokens ``ids`` (and those that encoding then cannot make),
+        and the map from old ids to new ones (-1 for the removed), which
+        :func:`tokenmill.embedding.remap` applies to an embedding table; see
+        :mod:`tokenmill.editing`.
+
+        >>> import tokenmill
+        >>> enc = tokenmill.load("gpt2")
+        >>> pruned, new_id = enc.without([enc.encode_single_token(" SolidGoldMagikarp")])
+        >>> pruned.encode(" SolidGoldMagikarp"), int(new_id[enc.eot_token]), pruned.eot_token
+        ([15831, 42202], 50255, 50255)
+        """
+        from tokenmill import editing
+
+        return editing.without(self, ids)
+
     # -------------------------------------------------------------------------------- saving
 
     def save(self, path: str | os.PathLike[str], format: str | None = None) -> list[str]:

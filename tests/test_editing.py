@@ -105,6 +105,32 @@ def test_new_ids_follow_in_order_and_the_rest_is_kept():
     assert enc.with_tokens([]) == enc
 
 
+def test_added_tokens_keep_what_hf_files_carry():
+    enc = tokenmill.load("gpt2")
+    parts = {
+        "normalizer": "NFC",
+        "template": tokenmill.Template(prefix=(50257,)),
+        "lstrip_specials": ["<s>"],
+        "normalized_specials": ["<n>"],
+    }
+    specials = {"<|endoftext|>": 50256, "<s>": 50257, "<n>": 50258}
+    tok = Tokenizer(enc.token_bytes_list(), enc.pattern, specials, **parts)
+    got = tok.with_tokens(["<t>"]).with_special_tokens(["<u>"])
+    want = Tokenizer(
+        enc.token_bytes_list(),
+        enc.pattern,
+        specials | {"<u>": 50260},
+        added_tokens={"<t>": 50259},
+        **parts,
+    )
+    assert got == want
+    for text in ("a <s>e\u0301<t> <n><u>", "<t><t>  <s>"):
+        for special in (True, False):
+            assert got.encode(text, allowed_special="all", add_special_tokens=special) == (
+                want.encode(text, allowed_special="all", add_special_tokens=special)
+            )
+
+
 @pytest.mark.parametrize("removed", [[], [300, 450]])
 def test_edited_tokenizers_save_and_pickle(tmp_path, removed):
     tok = trained().with_tokens(["<think>"]).with_special_tokens(["<|pad|>"])

@@ -44,6 +44,13 @@ class CoreTokenizer:
     def from_rank_file(
         data: bytes, pattern: str | Sequence[str], special_tokens: list[tuple[str, int]]
     ) -> CoreTokenizer: ...
+    def with_specials(
+        self,
+        special_tokens: list[tuple[str, int]],
+        late_specials: list[str] | None = None,
+        lstrip_specials: list[str] | None = None,
+        rstrip_specials: list[str] | None = None,
+    ) -> CoreTokenizer: ...
     @property
     def n_vocab(self) -> int: ...
     @property

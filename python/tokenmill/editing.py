@@ -1,11 +1,11 @@
 """Changing a tokenizer's vocabulary: add tokens, add special tokens, remove tokens.
 
-Each change gives a new tokenizer and leaves the one it starts from as it was; the
-:class:`~tokenmill.Tokenizer` methods ``with_tokens``, ``with_special_tokens`` and ``without``
-call these. New tokens take the ids past the last one, in the order given, so a model's
-embedding table keeps its rows and gains new ones (:func:`tokenmill.embedding.grow`);
-removing tokens closes their ids up and gives the map from old ids to new ones, which
-:func:`tokenmill.embedding.remap` applies to a table.
+The rules of the :class:`~tokenmill.Tokenizer` methods ``with_tokens``, ``with_special_tokens``
+and ``without``, which build the new tokenizer from what these functions say it holds; the one
+they start from stays as it was. New tokens take the ids past the last one, in the order given,
+so a model's embedding table keeps its rows and gains new ones
+(:func:`tokenmill.embedding.grow`); removing tokens closes their ids up and gives the map from
+old ids to new ones, which :func:`tokenmill.embedding.remap` applies to a table.
 
 Removing a merged token also removes the tokens that encoding, by tiktoken's rule, made by
 merging and then cannot make (``" male"`` when ``"ale"`` goes, unless the rule finds it from other
@@ -15,12 +15,11 @@ tokenizer keeps its merges and counts when every token left is made from the par
 
 >>> import tokenmill
 >>> enc = tokenmill.load("gpt2")
->>> chat = with_special_tokens(enc, ["<|im_start|>", "<|im_end|>"])
->>> chat.special_tokens["<|im_end|>"], chat.n_vocab
-(50258, 50259)
->>> pruned, new_id = without(enc, [enc.encode_single_token(" SolidGoldMagikarp")])
->>> pruned.n_vocab, int(new_id[43453]), int(new_id[50256])
-(50256, -1, 50255)
+>>> special_tokens_with(enc, ["<|im_start|>", "<|im_end|>"])
+{'<|endoftext|>': 50256, '<|im_start|>': 50257, '<|im_end|>': 50258}
+>>> left = removal(enc, [enc.encode_single_token(" SolidGoldMagikarp")])
+>>> len(left.tokens), left.special_tokens, int(left.new_id[43453]), int(left.new_id[50256])
+(50255, {'<|endoftext|>': 50255}, -1, 50255)
 """
 
 from __future__ import annotations
@@ -28,10 +27,12 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tokenmill import _core
 from tokenmill.errors import (
     InvalidArgumentError,
     InvalidSpecialTokensError,
@@ -46,12 +47,11 @@ if TYPE_CHECKING:
     from tokenmill.tokenizer import Merge, Tokenizer
 
 
-def with_tokens(tok: Tokenizer, tokens: Iterable[str]) -> Tokenizer:
-    """``tok`` with the strings ``tokens`` as added tokens (found in any text before it is
-    split, by every encoding method, as HF's ``add_tokens`` makes them), each at the next id
-    past ``tok.n_vocab`` in the order given. A string that already is one of its added tokens
-    keeps its id; one that is a special token, or whose bytes are an ordinary token, is an
-    error naming it (an added token gets an id of its own)."""
+def added_tokens_with(tok: Tokenizer, tokens: Iterable[str]) -> dict[str, int]:
+    """The added tokens ``tok.with_tokens(tokens)`` has: ``tok``'s, then each string of
+    ``tokens`` at the next id past ``tok.n_vocab``, in the order given. A string that already is
+    one of its added tokens keeps its id; one that is a special token, or whose bytes are an
+    ordinary token, is an error naming it (an added token gets an id of its own)."""
     names = _strings(tokens, "tokens")
     added = tok.added_tokens
     next_id = tok.n_vocab
@@ -69,16 +69,16 @@ def with_tokens(tok: Tokenizer, tokens: Iterable[str]) -> Tokenizer:
             )
         added[s] = next_id
         next_id += 1
-    return _rebuilt(tok, added_tokens=added)
+    return added
 
 
-def with_special_tokens(
+def special_tokens_with(
     tok: Tokenizer, special_tokens: Mapping[str, int] | Sequence[str]
-) -> Tokenizer:
-    """``tok`` with more special tokens: a list of strings takes the next ids past
-    ``tok.n_vocab`` in order (one that already is a special token keeps its id), a dict gives
-    the ids (tiktoken's way: free ids past the ordinary ones or in their gaps). Naming an added
-    token is an error."""
+) -> dict[str, int]:
+    """The special tokens ``tok.with_special_tokens(special_tokens)`` has: ``tok``'s, and a list
+    of strings at the next ids past ``tok.n_vocab`` in order (one that already is a special
+    token keeps its id), or a dict with its ids (tiktoken's way: free ids past the ordinary ones
+    or in their gaps, which the tokenizer checks). Naming an added token is an error."""
     specials = tok.special_tokens
     if isinstance(special_tokens, Mapping):
         wanted = dict(special_tokens)
@@ -98,23 +98,35 @@ def with_special_tokens(
                 next_id += 1
     if clash := next((s for s in names if s in tok.added_tokens), None):
         raise InvalidSpecialTokensError(f"{clash!r:.60} is already an added token of {tok.name}")
-    return _rebuilt(tok, special_tokens=specials | wanted)
+    return specials | wanted
 
 
-def without(tok: Tokenizer, ids: Iterable[int]) -> tuple[Tokenizer, npt.NDArray[np.int64]]:
+@dataclass(frozen=True)
+class Removal:
+    """What ``tok.without(ids)`` holds: its ordinary tokens by id (``b""`` for a gap), special
+    and added tokens, template and merges (None unless kept), and ``new_id``, each old id's new
+    id (-1 for one that is gone)."""
+
+    tokens: list[bytes]
+    special_tokens: dict[str, int]
+    added_tokens: dict[str, int]
+    template: Template
+    merges: list[Merge] | None
+    new_id: npt.NDArray[np.int64]
+
+
+def removal(tok: Tokenizer, ids: Iterable[int]) -> Removal:
     """``tok`` without the tokens ``ids`` (ordinary, special or added) and without the tokens
     encoding made by merging that it then cannot make (see the module docstring), the ids left
-    closed up in order; and the map from old ids to new ones, an array of ``tok.n_vocab`` ids
-    with -1 for each id that is gone (``new_id[old_ids]`` renumbers token data). Single bytes
-    cannot be removed: any text must stay encodable."""
+    closed up in order. Single bytes cannot be removed: any text must stay encodable."""
     tokens = tok.token_bytes_list()
     gone = _removed(tok, tokens, ids)
     if used := sorted(gone.intersection(tok.template.ids)):
         raise InvalidArgumentError(
             f"the template of {tok.name} adds token {used[0]}, so it cannot be removed"
         )
-    result, new_id = _pruned(tok, tokens, gone)
-    before, after = tok.merge_parents(), result.merge_parents()
+    before = tok.merge_parents()
+    kept, new_id, after = _kept(tokens, tok.n_vocab, gone)
     # A token that is made by merging no more is never a part that merges either, so removing
     # it changes no other token's parents: one more pass is the last.
     lost = {
@@ -124,41 +136,41 @@ def without(tok: Tokenizer, ids: Iterable[int]) -> tuple[Tokenizer, npt.NDArray[
     }
     if lost:
         gone |= lost
-        result, new_id = _pruned(tok, tokens, gone)
-        after = result.merge_parents()
-    if (merges := _learned(tok, gone, new_id, after)) is not None:
-        result = _rebuilt(result, merges=merges)
-    return result, new_id
-
-
-def _pruned(
-    tok: Tokenizer, tokens: list[bytes], gone: set[int]
-) -> tuple[Tokenizer, npt.NDArray[np.int64]]:
-    """``tok`` without the ids ``gone``, the others closed up, and the map of old ids to new."""
-    keep = np.ones(tok.n_vocab, dtype=bool)
-    keep[sorted(gone)] = False
-    new_id = np.cumsum(keep, dtype=np.int64) - 1
-    new_id[~keep] = -1
+        kept, new_id, after = _kept(tokens, tok.n_vocab, gone)
 
     def moved(mapping: Mapping[str, int]) -> dict[str, int]:
         return {s: int(new_id[i]) for s, i in mapping.items() if i not in gone}
 
-    kept_tokens = [t for i, t in enumerate(tokens) if i not in gone]
-    while kept_tokens and not kept_tokens[-1]:
-        kept_tokens.pop()  # a gap is no last token
-    result = _rebuilt(
-        tok,
-        tokens=kept_tokens,
-        special_tokens=moved(tok.special_tokens),
-        added_tokens=moved(tok.added_tokens),
+    specials, added = moved(tok.special_tokens), moved(tok.added_tokens)
+    n_vocab = max([len(kept), *(i + 1 for i in (specials | added).values())])
+    new_id[new_id >= n_vocab] = -1  # gaps past the new last id
+    return Removal(
+        tokens=kept,
+        special_tokens=specials,
+        added_tokens=added,
         template=Template(
             tuple(int(new_id[i]) for i in tok.template.prefix),
             tuple(int(new_id[i]) for i in tok.template.suffix),
         ),
-        merges=None,
+        merges=_learned(tok, gone, new_id, after),
+        new_id=new_id,
     )
-    new_id[new_id >= result.n_vocab] = -1  # gaps past the new last id
-    return result, new_id
+
+
+def _kept(
+    tokens: list[bytes], n_vocab: int, gone: set[int]
+) -> tuple[list[bytes], npt.NDArray[np.int64], list[tuple[int, int] | None]]:
+    """The ordinary tokens left when the ids ``gone`` go, each of ``n_vocab`` ids' new id once
+    those are closed up (-1 for them), and the parents of the tokens left."""
+    keep = np.ones(n_vocab, dtype=bool)
+    keep[sorted(gone)] = False
+    new_id = np.cumsum(keep, dtype=np.int64) - 1
+    new_id[~keep] = -1
+    kept = [t for i, t in enumerate(tokens) if i not in gone]
+    while kept and not kept[-1]:
+        kept.pop()  # a gap is no last token
+    # The parents come from tiktoken's rule on the tokens alone: no pattern plays a part.
+    return kept, new_id, _core.CoreTokenizer(kept, "gpt2", []).merge_parents()
 
 
 def _learned(
@@ -216,23 +228,3 @@ def _removed(tok: Tokenizer, tokens: list[bytes], ids: Iterable[int]) -> set[int
             )
         gone.add(i)
     return gone
-
-
-def _rebuilt(tok: Tokenizer, **changes: Any) -> Tokenizer:
-    """A tokenizer like ``tok`` with ``changes`` to the constructor's arguments."""
-    specials = changes.get("special_tokens", tok.special_tokens)
-    added = changes.get("added_tokens", tok.added_tokens)
-    named = specials.keys() | added.keys()
-    return type(tok)(
-        changes["tokens"] if "tokens" in changes else tok.token_bytes_list(),
-        tok.pattern,
-        specials,
-        name=tok.name,
-        merges=changes.get("merges", tok.merges),
-        normalizer=tok.normalizer,
-        template=changes.get("template", tok.template),
-        normalized_specials=tok.normalized_specials & named,
-        lstrip_specials=tok.lstrip_specials & named,
-        rstrip_specials=tok.rstrip_specials & named,
-        added_tokens=added,
-    )

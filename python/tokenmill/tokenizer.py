@@ -93,8 +93,8 @@ class Tokenizer:
     regex, or a list of them applied one after another, each to every chunk of the one before
     (HF's ``Sequence`` of ``Split`` pre-tokenizers). ``special_tokens`` maps strings to ids
     past the ranks or in their gaps. ``added_tokens`` maps strings to ids the same way: tokens
-    that every encoding method finds in the text as special tokens are found, but that need no
-    ``allowed_special`` (HF's added tokens with ``special`` false). ``normalizer``,
+    that every encoding method finds in the text as it finds allowed special tokens, with no
+    ``allowed_special`` needed (HF's added tokens with ``special`` false). ``normalizer``,
     ``template``, ``normalized_specials``, ``lstrip_specials`` and ``rstrip_specials`` carry
     what HF files say (see the properties of the same names); the last three may name added
     tokens too.
@@ -935,7 +935,7 @@ class Tokenizer:
         """
         from tokenmill import editing
 
-        return editing.with_tokens(self, tokens)
+        return self._with_named(self._specials, editing.added_tokens_with(self, tokens))
 
     def with_special_tokens(self, special_tokens: Mapping[str, int] | Sequence[str]) -> Tokenizer:
         """A new tokenizer with more special tokens: a list takes the next ids in order, a
@@ -948,7 +948,23 @@ class Tokenizer:
         """
         from tokenmill import editing
 
-        return editing.with_special_tokens(self, special_tokens)
+        return self._with_named(editing.special_tokens_with(self, special_tokens), self._added)
+
+    def _with_named(self, specials: dict[str, int], added: dict[str, int]) -> Tokenizer:
+        """This tokenizer with the special tokens ``specials`` and added tokens ``added`` (its
+        own among them): the core copies its tables instead of building them again
+        (docs/performance.md)."""
+        need_special_names(specials)
+        need_special_names(added)
+        core = self._core.with_specials(
+            list((specials | added).items()),
+            sorted(self._normalized_specials),
+            sorted(self._strips[0]),
+            sorted(self._strips[1]),
+        )
+        return Tokenizer.from_core(
+            core, name=self.name, merges=self._merges, template=self._template, added_tokens=added
+        )
 
     def without(self, ids: Iterable[int]) -> tuple[Tokenizer, npt.NDArray[np.int64]]:
         """A new tokenizer without the tokens ``ids`` (and those that encoding then cannot make),
@@ -964,7 +980,22 @@ class Tokenizer:
         """
         from tokenmill import editing
 
-        return editing.without(self, ids)
+        left = editing.removal(self, ids)
+        named = left.special_tokens.keys() | left.added_tokens.keys()
+        result = Tokenizer(
+            left.tokens,
+            self.pattern,
+            left.special_tokens,
+            name=self.name,
+            merges=left.merges,
+            normalizer=self.normalizer,
+            template=left.template,
+            normalized_specials=self._normalized_specials & named,
+            lstrip_specials=self._strips[0] & named,
+            rstrip_specials=self._strips[1] & named,
+            added_tokens=left.added_tokens,
+        )
+        return result, left.new_id
 
     # -------------------------------------------------------------------------------- saving
 

@@ -113,6 +113,22 @@ impl Encoder {
         Ok(self)
     }
 
+    /// An encoder with this one's vocabulary, splitter and normalizer, and the special tokens
+    /// `specials` matched as [`Encoder::with_late_specials`] and
+    /// [`Encoder::with_special_strips`] say: the tables are copied, not built again.
+    pub fn with_specials(
+        &self,
+        specials: &[(String, u32)],
+        late: &[String],
+        left: &[String],
+        right: &[String],
+    ) -> Result<Encoder, Error> {
+        Encoder::new(self.vocab.clone(), self.splitter.clone(), specials)?
+            .with_normalizer(self.normalizer)
+            .with_late_specials(late)?
+            .with_special_strips(left, right)
+    }
+
     /// The text between two special tokens as the splitter sees it: normalized, then cut at
     /// the late specials (if any); each piece goes to `on_piece`, each late special's id to
     /// `on_special`.
@@ -478,6 +494,39 @@ mod tests {
         let v = testing::of(&pieces);
         assert!(v.merges_make_tokens_of(long.len()));
         assert_eq!(enc(v, long), [256 + 14]);
+    }
+
+    /// An encoder made by `with_specials` encodes as one built anew with those special tokens,
+    /// keeping the normalizer and the strips asked for.
+    #[test]
+    fn with_specials_is_built_anew() {
+        let names = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let v = testing::of(&[b"ab", b"abc", b" a"]);
+        let splitter = || Splitter::new(r" ?[a-z]+|[^a-z ]+| ").unwrap();
+        let specials = [("<s>".to_string(), 259), ("<t>".to_string(), 260)];
+        let base = Encoder::new(v.clone(), splitter(), &specials[..1])
+            .unwrap()
+            .with_normalizer(Some(Normalizer::Nfc));
+        let copy = base
+            .with_specials(&specials, &[], &[], &names(&["<t>"]))
+            .unwrap();
+        let anew = Encoder::new(v, splitter(), &specials)
+            .unwrap()
+            .with_normalizer(Some(Normalizer::Nfc))
+            .with_special_strips(&[], &names(&["<t>"]))
+            .unwrap();
+        for text in ["abc<s> ab<t>  abc", "<t>a\u{301}bc", "x<s><t>"] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            copy.encode(text, Allowed::All, Allowed::None, &mut a)
+                .unwrap();
+            anew.encode(text, Allowed::All, Allowed::None, &mut b)
+                .unwrap();
+            assert_eq!(a, b, "{text:?}");
+        }
+        assert_eq!(copy.n_vocab(), 261);
+        assert!(base
+            .with_specials(&[("<x>".to_string(), 256)], &[], &[], &[])
+            .is_err());
     }
 
     /// Both compiled copies of the encoding loop (baseline, and x86-64-v3 where the CPU has

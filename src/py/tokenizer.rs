@@ -309,6 +309,35 @@ impl CoreTokenizer {
         Ok(CoreTokenizer::wrap(enc))
     }
 
+    /// A tokenizer with this one's vocabulary, patterns and normalizer, and other special
+    /// tokens (the constructor's last four arguments): the vocabulary is copied, not built
+    /// again from the tokens.
+    #[pyo3(signature = (
+        special_tokens, late_specials = None, lstrip_specials = None, rstrip_specials = None
+    ))]
+    fn with_specials(
+        &self,
+        py: Python<'_>,
+        special_tokens: Vec<(String, Bound<'_, PyAny>)>,
+        late_specials: Option<Vec<String>>,
+        lstrip_specials: Option<Vec<String>>,
+        rstrip_specials: Option<Vec<String>>,
+    ) -> PyResult<Self> {
+        let special_tokens = special_pairs(py, special_tokens)?;
+        let late = late_specials.unwrap_or_default();
+        let (left, right) = (
+            lstrip_specials.unwrap_or_default(),
+            rstrip_specials.unwrap_or_default(),
+        );
+        let enc = py
+            .detach(|| {
+                self.enc
+                    .with_specials(&special_tokens, &late, &left, &right)
+            })
+            .map_err(|e| to_py(py, e, None))?;
+        Ok(CoreTokenizer::wrap(enc))
+    }
+
     #[getter]
     fn n_vocab(&self) -> usize {
         self.enc.n_vocab()

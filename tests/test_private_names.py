@@ -37,6 +37,7 @@ CORE_USERS = {
     "unicode_data.py": "runs the native regex engine on its tables",
     "formats/rankfile.py": "parses rank files natively",
     "formats/hf.py": "derives merge parents to check a file's merge list before building",
+    "editing.py": "derives the merge parents of a pruned vocabulary before building it",
     "cpu.py": "reports the instruction set the native loops run",
 }
 # Tests and benchmarks of the native module itself.

@@ -335,4 +335,6 @@ def test_remap_and_grow_a_torch_embedding():
     assert moved.num_embeddings == 5 and moved.padding_idx == 3
     assert torch.equal(moved.weight[1], emb.weight[0])
     assert torch.equal(moved.weight[0], emb.weight[2])
-    assert torch.equal(grow(moved, 7).weight[:5], moved.weight)
+    grown = grow(moved, 7)
+    assert grown.weight.dtype == torch.bfloat16 and grown.padding_idx == 3
+    assert torch.equal(grown.weight[:5], moved.weight)

@@ -175,7 +175,11 @@ def grow(table: Any, n_vocab: Tokenizer | int, *, std: float = DEFAULT_STD, seed
         rng.normal(0.0, std, size=(n_vocab - rows, weight.shape[1])), dtype=weight.dtype
     )
     out = torch.nn.Embedding(
-        n_vocab, weight.shape[1], padding_idx=table.padding_idx, device=weight.device
+        n_vocab,
+        weight.shape[1],
+        padding_idx=table.padding_idx,
+        device=weight.device,
+        dtype=weight.dtype,
     )
     with torch.no_grad():
         out.weight.copy_(torch.cat([weight, new_t.to(weight.device)]))
@@ -237,10 +241,11 @@ def remap(
     padding = table.padding_idx
     if padding is not None:
         padding = int(moves[padding]) if padding < len(moves) and moves[padding] >= 0 else None
-    emb = torch.nn.Embedding(n, weight.shape[1], padding_idx=padding, device=weight.device)
+    emb = torch.nn.Embedding(
+        n, weight.shape[1], padding_idx=padding, device=weight.device, dtype=weight.dtype
+    )
     new_rows = rng.normal(0.0, std, size=(int(fresh.sum()), weight.shape[1]))
     with torch.no_grad():
-        emb.weight.data = emb.weight.data.to(weight.dtype)
         emb.weight[torch.as_tensor(targets, device=weight.device)] = weight[
             torch.as_tensor(kept, device=weight.device)
         ]

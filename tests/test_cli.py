@@ -290,6 +290,20 @@ def test_train_with_no_input_uses_the_bundled_corpus(tmp_path):
     assert tok.decode(tok.encode(text)) == text
 
 
+def test_train_from_a_base(tmp_path):
+    out = ok("train", "--corpus", "shakespeare", "--from", "gpt2", "-v", "50300", cwd=tmp_path)
+    assert "trained shakespeare-50300: 50,300 tokens (43 merges)" in out
+    first = out.split("first merges:")[1].splitlines()[1].split()
+    assert first[0] == "50257"  # the new tokens follow the base's ids
+    tok = tokenmill.load(tmp_path / "shakespeare-50300.json")
+    gpt2 = tokenmill.load("gpt2")
+    assert tok.n_vocab == 50300 and tok.special_tokens == gpt2.special_tokens
+    text = "Sherlock Holmes took his bottle from the corner of the mantel-piece."
+    assert tok.encode(text)[:3] == gpt2.encode(text)[:3] and tok.decode(tok.encode(text)) == text
+    r = run("train", "--from", "gpt2", "-p", "cl100k", "-v", "50300", cwd=tmp_path)
+    assert r.returncode == 2 and "not the pattern of base" in r.stderr.decode()
+
+
 def test_train_files_folder_specials_json(tmp_path):
     corpus = tmp_path / "corpus"
     (corpus / "sub").mkdir(parents=True)

@@ -81,6 +81,13 @@ def test_train_on_ray_learns_the_local_merges(local_ray, inputs, monkeypatch, pa
     assert on_ray == local
 
 
+def test_train_on_ray_from_a_base(local_ray, inputs, monkeypatch):
+    monkeypatch.setattr(training, "RAY_ITEM_BYTES", 40_000)
+    kw = dict(base="gpt2", special_tokens=["<|domain|>"], progress=False)
+    local = tokenmill.train(inputs[:2], 50_400, **kw)
+    assert tokenmill.train(inputs[:2], 50_400, engine="ray", num_threads=2, **kw) == local
+
+
 def test_train_on_ray_reads_parquet_as_the_local_trainer_does(local_ray, tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq

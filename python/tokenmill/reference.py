@@ -286,7 +286,6 @@ def decode(ids: Iterable[int], merges: list[MergeRule]) -> str:
     return b"".join(tokens[i] for i in ids).decode("utf-8", errors="replace")
 
 
-
 def merge_by_rank(piece: bytes, ranks: dict[bytes, int]) -> list[bytes]:
     """tiktoken's rule on one chunk, with no whole-chunk shortcut: join the adjacent pair whose
     joined bytes are the token of lowest rank, until no adjacent pair is a token.
@@ -303,6 +302,57 @@ def merge_by_rank(piece: bytes, ranks: dict[bytes, int]) -> list[bytes]:
         _, i = min(found)
         parts[i : i + 2] = [parts[i] + parts[i + 1]]
     return parts
+
+
+def encode_by_rank(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
+    """tiktoken's encoding of one chunk: its id when the chunk is a token, else the ids of
+    :func:`merge_by_rank`'s parts.
+
+    >>> encode_by_rank(b"abc", {bytes([b]): b for b in range(256)} | {b"bc": 256})
+    [97, 256]
+    """
+    if piece in ranks:
+        return [ranks[piece]]
+    return [ranks[part] for part in merge_by_rank(piece, ranks)]
+
+
+def extend(
+    texts: Iterable[str],
+    tokens: list[bytes],
+    n_merges: int,
+    *,
+    pattern: str = "cl100k",
+    min_frequency: int = 2,
+) -> list[MergeRule]:
+    """Continue training from the vocabulary ``tokens`` (by id, ``b""`` for an id no ordinary
+    token has): learn up to ``n_merges`` merges, merge ``k`` making token ``len(tokens) + k``.
+
+    Every chunk is always what :func:`encode_by_rank` makes of it with the vocabulary so far;
+    the pair of adjacent tokens seen most often, ties to the first in the text, becomes the
+    next token. From bytes alone this is :func:`train`; from a vocabulary not learned on this
+    text, one new token can make others reachable: with ``abcd`` in the vocabulary and
+    ``abcde`` encoded ``a|bc|d|e``, learning ``abc`` makes it ``abcd|e``, not ``abc|d|e``.
+
+    >>> tokens = [bytes([b]) for b in range(256)] + [b"bc", b"abcd"]
+    >>> extend(["abcde abcde"], tokens, 5, pattern="gpt2")
+    [(97, 256, 2), (257, 101, 2)]
+    """
+    chunk_counts = count_chunks(texts, pattern)
+    tokens = list(tokens)
+    ranks = {token: i for i, token in enumerate(tokens) if token}
+    merges: list[MergeRule] = []
+    while len(merges) < n_merges:
+        counts: dict[Pair, int] = {}  # in order of first occurrence in the text
+        for chunk, freq in chunk_counts.items():
+            for pair in pairs_of(encode_by_rank(chunk.encode("utf-8"), ranks)):
+                counts[pair] = counts.get(pair, 0) + freq
+        if not counts or max(counts.values()) < min_frequency:
+            break
+        pair = max(counts, key=lambda p: counts[p])  # the first of the most frequent
+        merges.append((pair[0], pair[1], counts[pair]))
+        ranks[tokens[pair[0]] + tokens[pair[1]]] = len(tokens)
+        tokens.append(tokens[pair[0]] + tokens[pair[1]])
+    return merges
 
 
 def remove(tokens: list[bytes], removed: Iterable[int]) -> tuple[list[bytes], list[int | None]]:

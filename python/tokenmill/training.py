@@ -65,7 +65,7 @@ def train(
     corpus: Corpus,
     vocab_size: int,
     *,
-    pattern: str = "cl100k",
+    pattern: str | None = None,
     special_tokens: Sequence[str] = (),
     min_frequency: int = 2,
     num_threads: int | None = None,
@@ -76,6 +76,7 @@ def train(
     log: Log | None = None,
     engine: str = "local",
     ray_address: str | None = None,
+    base: Tokenizer | str | os.PathLike[str] | None = None,
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer on ``corpus``.
 
@@ -95,8 +96,19 @@ def train(
 
     ``vocab_size`` counts everything: 256 bytes + merges + special tokens; special tokens take
     the ids after the merges, and their strings are cut out of the corpus (never merged).
-    ``pattern`` is ``gpt2``, ``cl100k``, ``o200k`` or any regex. Training stops early (with a
-    :class:`~tokenmill.errors.TrainingWarning`) when no pair is seen ``min_frequency`` times.
+    ``pattern`` is ``gpt2``, ``cl100k`` (the default), ``o200k`` or any regex. Training stops
+    early (with a :class:`~tokenmill.errors.TrainingWarning`) when no pair is seen
+    ``min_frequency`` times.
+
+    ``base`` (a :class:`Tokenizer`, or a name or path for :func:`tokenmill.load`) continues
+    training from that tokenizer instead of the 256 bytes: its ids stay as they are, its
+    pattern is the pattern, its special and added tokens are cut out of the corpus and kept,
+    and the new tokens take the ids from ``base.n_vocab`` on (``vocab_size`` counts the base
+    too). Each chunk starts as the base encodes it and stays what the rank rule makes of it
+    with the vocabulary so far, so a new token can make a base token reachable (with ``abcd``
+    in the base and ``abcde`` encoded ``a|bc|d|e``, learning ``abc`` makes it ``abcd|e``);
+    ``reference.extend`` is the definition. The result encodes by the same rank rule as every
+    tokenizer, and a base extended by nothing encodes exactly as the base.
 
     ``progress``: a progress bar on stderr (None: only for long runs on a terminal).
     ``verbose``: log every merge to stderr; ``log``: a callable or file to log to instead.
@@ -116,16 +128,28 @@ def train(
     >>> tok.special_tokens
     {'<|end|>': 260}
     """
-    need_pattern(pattern)
+    start = _base_of(base, pattern)
+    split = start.patterns[0] if start is not None else "cl100k" if pattern is None else pattern
+    need_pattern(split)
     need_name(name)
     specials = _check_specials(special_tokens)
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise TrainingError(f"vocab_size must be an int, not {type(vocab_size).__name__}")
-    if vocab_size < 256 + len(specials):
+    first_id = 256 if start is None else start.n_vocab
+    if vocab_size < first_id + len(specials):
+        what = "the 256 byte tokens" if start is None else f"the base's {first_id:,} ids"
         raise TrainingError(
-            f"vocab_size {vocab_size} is too small: it counts the 256 byte tokens and the "
-            f"{len(specials)} special tokens too, so it must be at least {256 + len(specials)}"
+            f"vocab_size {vocab_size} is too small: it counts {what} and the "
+            f"{len(specials)} special tokens too, so it must be at least "
+            f"{first_id + len(specials)}"
         )
+    kept: dict[str, int] = {}
+    if start is not None:
+        kept = start.special_tokens | start.added_tokens
+        if clash := [s for s in specials if s in kept]:
+            raise InvalidSpecialTokensError(
+                f"special token {clash[0]!r} is already one of the base's tokens"
+            )
     if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 1:
         raise TrainingError(f"min_frequency must be an int >= 1, not {min_frequency!r}")
     threads = default_threads() if num_threads is None else num_threads
@@ -133,13 +157,12 @@ def train(
         raise TrainingError(f"num_threads must be an int >= 1, not {num_threads!r}")
     writer = _log_writer(log, verbose)
 
-    trainer = _core.CoreTrainer(pattern, specials, threads)
-    cut_text = may_cut(scanner(pattern), specials)
+    cut = [*kept, *specials]
+    trainer = _core.CoreTrainer(split, cut, threads)
+    cut_text = may_cut(scanner(split), cut)
     bar = _Progress(progress)
     if engine == "ray":
-        counts = _count_on_ray(
-            corpus, pattern, specials, text_field, cut_text, threads, ray_address
-        )
+        counts = _count_on_ray(corpus, split, cut, text_field, cut_text, threads, ray_address)
         for counted, n_counted in counts:
             trainer.add_counted(counted, n_counted)
             bar.counting(trainer.stats()[0])
@@ -156,9 +179,15 @@ def train(
             + (" (other than special tokens)" if n_bytes else "")
         )
 
-    wanted = vocab_size - 256 - len(specials)
+    wanted = vocab_size - first_id - len(specials)
     bar.start_merging(wanted, n_bytes)
-    tokens = [bytes([b]) for b in range(256)]
+    if start is None:
+        tokens = [bytes([b]) for b in range(256)]
+    else:
+        tokens = start.token_bytes_list()
+        tokens += [b""] * (first_id - len(tokens))  # the ids of the base's special tokens
+        # Only its vocabulary encodes the chunks: any pattern will do.
+        trainer.extend(_core.CoreTokenizer(tokens, "gpt2", []))
     merges: list[Merge] = []
     while len(merges) < wanted:
         ask = min(MERGES_PER_CALL, wanted - len(merges))
@@ -179,19 +208,66 @@ def train(
         warnings.warn(
             f"training stopped after {len(merges):,} merges (of {wanted:,} wanted): no pair is "
             f"seen {min_frequency} times any more; the vocabulary has "
-            f"{256 + len(merges) + len(specials):,} tokens, not {vocab_size:,}. Train on more "
-            "text or lower min_frequency (--min-frequency).",
+            f"{first_id + len(merges) + len(specials):,} tokens, not {vocab_size:,}. Train on "
+            "more text or lower min_frequency (--min-frequency).",
             TrainingWarning,
             stacklevel=2,
         )
-    first_special = 256 + len(merges)
+    first_special = first_id + len(merges)
+    new_specials = {s: first_special + i for i, s in enumerate(specials)}
+    if start is None:
+        return Tokenizer(tokens, split, new_specials, name=name, merges=merges)
     return Tokenizer(
         tokens,
-        pattern,
-        {s: first_special + i for i, s in enumerate(specials)},
+        split,
+        start.special_tokens | new_specials,
         name=name,
-        merges=merges,
+        merges=_extended_merges(start, merges),
+        template=start.template,
+        normalized_specials=start.normalized_specials,
+        lstrip_specials=start.lstrip_specials,
+        rstrip_specials=start.rstrip_specials,
+        added_tokens=start.added_tokens,
     )
+
+
+def _base_of(
+    base: Tokenizer | str | os.PathLike[str] | None, pattern: str | None
+) -> Tokenizer | None:
+    """The tokenizer training continues from, checked: one split pattern (the one training
+    uses), no normalizer."""
+    if base is None:
+        return None
+    if not isinstance(base, Tokenizer):
+        from tokenmill.pretrained import load
+
+        base = load(base)
+    if len(base.patterns) > 1:
+        raise TrainingError(
+            f"base {base.name!r} splits text by {len(base.patterns)} patterns one after "
+            "another; training splits by one"
+        )
+    if base.normalizer is not None:
+        raise TrainingError(
+            f"base {base.name!r} normalizes text ({base.normalizer}) before splitting it; "
+            "training from it would learn merges of text the tokenizer never sees"
+        )
+    if pattern is not None and pattern != base.pattern and pattern != base.pattern_name:
+        raise TrainingError(
+            f"pattern {pattern!r:.60} is not the pattern of base {base.name!r} "
+            f"({base.pattern_name or 'a custom regex'}): training from a base splits as it "
+            "does; leave pattern out"
+        )
+    return base
+
+
+def _extended_merges(base: Tokenizer, merges: list[Merge]) -> list[Merge] | None:
+    """The base's merges followed by the new ones, when merge ``k`` still makes token
+    ``256 + k`` (the base was trained here and has no special or added tokens); else None,
+    and what needs merges derives them from the vocabulary."""
+    if base.merges is None or base.n_vocab != 256 + len(base.merges):
+        return None
+    return [*base.merges, *merges]
 
 
 def _check_specials(special_tokens: Sequence[str]) -> list[str]:

@@ -109,6 +109,11 @@ pub struct CoreTokenizer {
 }
 
 impl CoreTokenizer {
+    /// The encoder (for the trainer, which continues from a tokenizer's vocabulary).
+    pub(super) fn encoder(&self) -> &Encoder {
+        &self.enc
+    }
+
     fn wrap(enc: Encoder) -> CoreTokenizer {
         CoreTokenizer {
             enc: Arc::new(enc),

@@ -4,6 +4,7 @@
 
 use super::errors::to_py;
 use super::gil::pool;
+use super::tokenizer::CoreTokenizer;
 use crate::train::Trainer;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -66,6 +67,16 @@ impl CoreTrainer {
     /// (bytes, chunks, distinct chunks) counted so far.
     fn stats(&self) -> (u64, u64, usize) {
         self.trainer.stats()
+    }
+
+    /// Continue from `base`'s vocabulary (once, after counting, before merging): each
+    /// distinct chunk starts as `base` encodes it, new tokens take ids from its n_vocab on.
+    fn extend(&mut self, py: Python<'_>, base: PyRef<'_, CoreTokenizer>) -> PyResult<()> {
+        let pool = pool(self.num_threads)?;
+        let trainer = &mut self.trainer;
+        let enc = base.encoder();
+        py.detach(|| pool.install(|| trainer.extend(enc)))
+            .map_err(|e| to_py(py, e, None))
     }
 
     /// Learn up to `max_merges` more merges as (left, right, count); fewer when no pair is

@@ -122,38 +122,152 @@ pub struct Merger {
     /// Merge sites in the word being merged: (old index, byte offset).
     hits: Vec<(u32, u32)>,
     merged: Vec<u32>,
+    /// Set when training continues from an existing vocabulary ([`Merger::extend`]).
+    ranked: Option<Box<Ranked>>,
+}
+
+/// What continued training needs: every token's bytes and rank (its id), so that each word
+/// stays what the rank rule makes of its chunk with the vocabulary so far.
+///
+/// From a base vocabulary a word is not a sequence of learned merges, so one new token can set
+/// off others: with `abcd` in the base and `a|bc|d` a word, learning `abc` makes that word
+/// `abcd`, as the rank rule does. A merge therefore re-runs the rank rule on every word holding
+/// a pair that spells the new token (any pair of tokens with those bytes, not only the one that
+/// won) and compares the word's pairs before and after; old pairs can then gain occurrences and
+/// move their first position earlier, which the from-scratch loop never sees.
+#[derive(Debug, Default)]
+struct Ranked {
+    /// By id; empty for ids that are not ordinary tokens (special tokens, gaps).
+    tokens: Vec<Box<[u8]>>,
+    rank: FxHashMap<Box<[u8]>, u32>,
+    /// Words of two or more tokens by their bytes: the one that is a new token whole becomes
+    /// that token (the rank rule's whole-chunk shortcut).
+    whole: FxHashMap<Box<[u8]>, u32>,
+}
+
+impl Ranked {
+    /// The rank rule, continued from `word` once token `x` (the newest) exists: join the
+    /// adjacent pair whose joined bytes are the token of lowest rank (leftmost of equal ones)
+    /// until no adjacent pair is a token.
+    ///
+    /// `word` was settled before `x` existed, so two of its tokens that were neighbours then
+    /// join now only if they spell `x`: only pairs with a token made here are looked up.
+    fn settle(&self, word: &mut Vec<u32>, x: u32) {
+        let spelled = &self.tokens[x as usize][..];
+        let mut made: Vec<bool> = vec![false; word.len()];
+        let mut joined = Vec::new();
+        loop {
+            let mut best: Option<(u32, usize)> = None;
+            for i in 1..word.len() {
+                let (l, r) = (
+                    &self.tokens[word[i - 1] as usize],
+                    &self.tokens[word[i] as usize],
+                );
+                let rank = if made[i - 1] || made[i] {
+                    joined.clear();
+                    joined.extend_from_slice(l);
+                    joined.extend_from_slice(r);
+                    self.rank.get(&joined[..]).copied()
+                } else {
+                    let spells = l.len() + r.len() == spelled.len()
+                        && spelled.starts_with(l)
+                        && spelled.ends_with(r);
+                    spells.then_some(x)
+                };
+                if let Some(r) = rank {
+                    if best.is_none_or(|(b, _)| r < b) {
+                        best = Some((r, i - 1));
+                    }
+                }
+            }
+            let Some((r, i)) = best else { return };
+            word[i] = r;
+            word.remove(i + 1);
+            made[i] = true;
+            made.remove(i + 1);
+        }
+    }
 }
 
 impl Merger {
     /// Start from distinct words (their bytes and counts), in order of first occurrence.
     pub fn new(words: Vec<(Box<[u8]>, u64)>) -> Merger {
-        let mut m = Merger {
+        let mut m = Merger::empty(vec![1; 256], words.len());
+        let mut ids = Vec::new();
+        for (bytes, f) in words {
+            ids.clear();
+            ids.extend(bytes.iter().map(|&b| b as u32));
+            m.push_word(&ids, f);
+        }
+        m.fill_heap();
+        m
+    }
+
+    /// Continue from a vocabulary: `tokens` by id (empty for ids that are not ordinary tokens;
+    /// new tokens take ids from `tokens.len()` on) and the distinct words as the rank rule
+    /// encodes them with it (with their counts, in order of first occurrence).
+    pub fn extend(words: Vec<(Vec<u32>, u64)>, tokens: Vec<Box<[u8]>>) -> Merger {
+        let lens = tokens.iter().map(|t| t.len() as u32).collect();
+        let mut m = Merger::empty(lens, words.len());
+        let mut ranked = Ranked::default();
+        for (id, t) in tokens.iter().enumerate() {
+            if !t.is_empty() {
+                ranked.rank.insert(t.clone(), id as u32);
+            }
+        }
+        for (ids, f) in words {
+            if ids.len() > 1 {
+                let bytes: Vec<u8> = ids
+                    .iter()
+                    .flat_map(|&i| tokens[i as usize].iter().copied())
+                    .collect();
+                ranked.whole.insert(bytes.into(), m.words.count() as u32);
+            }
+            m.push_word(&ids, f);
+        }
+        ranked.tokens = tokens;
+        m.ranked = Some(Box::new(ranked));
+        m.fill_heap();
+        m
+    }
+
+    fn empty(lens: Vec<u32>, n_words: usize) -> Merger {
+        Merger {
             words: Words::default(),
-            freq: Vec::with_capacity(words.len()),
-            lens: vec![1; 256],
+            freq: Vec::with_capacity(n_words),
+            lens,
             ids: FxHashMap::default(),
             pairs: Vec::new(),
             heap: BinaryHeap::new(),
             merges: Vec::new(),
             hits: Vec::new(),
             merged: Vec::new(),
-        };
-        for (i, (bytes, f)) in words.into_iter().enumerate() {
-            let w = i as u32;
-            for (k, p) in bytes.windows(2).enumerate() {
-                let id = m.pair_id(p[0] as u32, p[1] as u32, w, k as u32);
-                let pair = &mut m.pairs[id as usize];
-                pair.count += f;
-                if pair.postings.last() != Some(&w) {
-                    pair.postings.push(w);
-                }
-            }
-            m.words.push(bytes.iter().map(|&b| b as u32));
-            m.freq.push(f);
+            ranked: None,
         }
-        let entries: Vec<Entry> = (0..m.pairs.len() as u32).map(|p| m.entry(p)).collect();
-        m.heap = BinaryHeap::from(entries);
-        m
+    }
+
+    /// Append the next distinct word (token ids) seen `f` times.
+    fn push_word(&mut self, word: &[u32], f: u64) {
+        let w = self.words.count() as u32;
+        let mut off = 0;
+        for p in word.windows(2) {
+            let id = self.pair_id(p[0], p[1], w, off);
+            let pair = &mut self.pairs[id as usize];
+            pair.count += f;
+            if pair.postings.last() != Some(&w) {
+                pair.postings.push(w);
+            }
+            off += self.lens[p[0] as usize];
+        }
+        self.words.push(word.iter().copied());
+        self.freq.push(f);
+    }
+
+    fn fill_heap(&mut self) {
+        let entries: Vec<Entry> = (0..self.pairs.len() as u32)
+            .map(|p| self.entry(p))
+            .collect();
+        self.heap = BinaryHeap::from(entries);
     }
 
     /// The merges learned so far.
@@ -232,12 +346,14 @@ impl Merger {
         };
         self.merges.push(merge);
 
-        let postings = std::mem::take(&mut self.pairs[p as usize].postings);
         let mut created: Vec<u32> = Vec::new();
         let mut dirty: Vec<u32> = Vec::new();
-        for &w in &postings {
-            if !self.merge_word(w, a, b, x, &mut created, &mut dirty) {
-                continue;
+        if self.ranked.is_some() {
+            self.settle_words(a, b, x, &mut created, &mut dirty);
+        } else {
+            let postings = std::mem::take(&mut self.pairs[p as usize].postings);
+            for &w in &postings {
+                self.merge_word(w, a, b, x, &mut created, &mut dirty);
             }
         }
         for &d in &dirty {
@@ -250,7 +366,125 @@ impl Merger {
         Some(merge)
     }
 
-    /// Merge (a, b) -> x in word `w`, updating counts, postings and positions. False if the
+    /// The merge of (a, b) -> x when continuing from a vocabulary (see [`Ranked`]): every word
+    /// that holds a pair spelling x, or is x whole, is settled again by the rank rule. Pairs
+    /// that gained occurrences are queued in `created` with their new state.
+    fn settle_words(
+        &mut self,
+        a: u32,
+        b: u32,
+        x: u32,
+        created: &mut Vec<u32>,
+        dirty: &mut Vec<u32>,
+    ) {
+        let Some(mut ranked) = self.ranked.take() else {
+            return;
+        };
+        let spelled: Box<[u8]> = [&ranked.tokens[a as usize][..], &ranked.tokens[b as usize]]
+            .concat()
+            .into();
+        let mut touched: Vec<u32> = Vec::new();
+        for cut in 1..spelled.len() {
+            let left = ranked.rank.get(&spelled[..cut]);
+            let right = ranked.rank.get(&spelled[cut..]);
+            if let (Some(&l), Some(&r)) = (left, right) {
+                if let Some(&p) = self.ids.get(&(l, r)) {
+                    touched.append(&mut self.pairs[p as usize].postings);
+                }
+            }
+        }
+        let whole = ranked.whole.get(&spelled).copied();
+        touched.extend(whole);
+        touched.sort_unstable();
+        touched.dedup();
+        ranked.rank.insert(spelled.clone(), x);
+        ranked.tokens.push(spelled);
+
+        let mut word = Vec::new();
+        for w in touched {
+            word.clear();
+            if whole == Some(w) {
+                word.push(x);
+            } else {
+                word.extend_from_slice(self.words.get(w));
+                ranked.settle(&mut word, x);
+            }
+            self.replace_word(w, &word, created, dirty);
+        }
+        created.sort_unstable();
+        created.dedup();
+        self.ranked = Some(ranked);
+    }
+
+    /// Word `w` becomes `new` (not longer). Byte offsets do not move, so a pair at the same
+    /// offset in both is unchanged; the others are gone or new. Every pair that gains an
+    /// occurrence is pushed to `created`; those that only lose are found stale on the heap.
+    fn replace_word(&mut self, w: u32, new: &[u32], created: &mut Vec<u32>, dirty: &mut Vec<u32>) {
+        let old = self.words.get(w);
+        if old == new {
+            return; // a stale posting
+        }
+        let f = self.freq[w as usize];
+        let before = Self::occurrences(old, &self.lens);
+        let after = Self::occurrences(new, &self.lens);
+        let (mut i, mut j) = (0, 0);
+        while i < before.len() || j < after.len() {
+            match (before.get(i).copied(), after.get(j).copied()) {
+                (Some(b), Some(a)) if b == a => {
+                    i += 1;
+                    j += 1;
+                }
+                (Some((l, r, at)), None) => {
+                    Self::remove(&self.ids, &mut self.pairs, (l, r), w, at, f, dirty);
+                    i += 1;
+                }
+                (Some((l, r, at)), Some(a)) if at <= a.2 => {
+                    Self::remove(&self.ids, &mut self.pairs, (l, r), w, at, f, dirty);
+                    i += 1;
+                }
+                (_, Some((l, r, at))) => {
+                    self.add_anywhere((l, r), w, at, f, created);
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+        self.words.set(w, new);
+    }
+
+    /// The pairs of `word` with the byte offsets they start at, in order.
+    fn occurrences(word: &[u32], lens: &[u32]) -> Vec<(u32, u32, u32)> {
+        let mut at = 0;
+        let mut out = Vec::with_capacity(word.len().saturating_sub(1));
+        for p in word.windows(2) {
+            out.push((p[0], p[1], at));
+            at += lens[p[0] as usize];
+        }
+        out
+    }
+
+    /// A new occurrence of any pair (not only one with the newest token) at byte `at` of word
+    /// `w`: it may move the pair's first position earlier, or bring a dead pair back.
+    fn add_anywhere(&mut self, pair: (u32, u32), w: u32, at: u32, f: u64, created: &mut Vec<u32>) {
+        let before = self.pairs.len();
+        let id = self.pair_id(pair.0, pair.1, w, at);
+        let existed = self.pairs.len() == before;
+        let p = &mut self.pairs[id as usize];
+        if existed && (p.count == 0 || (w, at) < (p.word, p.offset)) {
+            p.word = w;
+            p.offset = at;
+        }
+        p.count += f;
+        if let Err(k) = p.postings.binary_search(&w) {
+            p.postings.insert(k, w);
+        }
+        if p.word == w {
+            p.cursor = p.postings.binary_search(&w).unwrap_or(0) as u32;
+        }
+        created.push(id);
+    }
+
+    /// Merge (a, b) -> x in word `w`, updating counts, postings and positions; nothing if the
     /// word no longer holds the pair (postings are not pruned eagerly).
     ///
     /// Only pairs that touch a merge site change, and byte offsets do not move, so one pass
@@ -267,7 +501,7 @@ impl Merger {
         x: u32,
         created: &mut Vec<u32>,
         dirty: &mut Vec<u32>,
-    ) -> bool {
+    ) {
         let word = self.words.get(w);
         let n = word.len();
         self.merged.clear();
@@ -288,7 +522,7 @@ impl Merger {
             }
         }
         if self.hits.is_empty() {
-            return false;
+            return;
         }
         let f = self.freq[w as usize];
         let len_a = self.lens[a as usize];
@@ -337,7 +571,6 @@ impl Merger {
         self.words.set(w, &merged);
         self.hits = hits;
         self.merged = merged;
-        true
     }
 
     /// One occurrence of `pair` at byte `at` of word `w` (seen `f` times) is gone.
@@ -416,6 +649,30 @@ mod tests {
             .collect()
     }
 
+    /// The pair seen most often in `words` (with their counts), the first of equal ones in
+    /// text order, and its count.
+    fn best_pair<'w>(words: impl Iterator<Item = (&'w [u32], u64)>) -> Option<((u32, u32), u64)> {
+        let mut order: Vec<(u32, u32)> = Vec::new();
+        let mut counts: FxHashMap<(u32, u32), u64> = FxHashMap::default();
+        for (w, f) in words {
+            for p in w.windows(2) {
+                let c = counts.entry((p[0], p[1])).or_insert(0);
+                if *c == 0 {
+                    order.push((p[0], p[1]));
+                }
+                *c += f;
+            }
+        }
+        let mut best: Option<((u32, u32), u64)> = None;
+        for key in order {
+            let c = counts[&key];
+            if best.is_none_or(|(_, b)| c > b) {
+                best = Some((key, c));
+            }
+        }
+        best
+    }
+
     /// The classic loop, as plainly as possible: recount every pair in text order each step,
     /// take the first pair with the highest count, merge it everywhere.
     fn naive(words: &[(Vec<u8>, u64)], n: usize, min_frequency: u64) -> Vec<(u32, u32, u64)> {
@@ -425,26 +682,9 @@ mod tests {
             .collect();
         let mut out = Vec::new();
         for k in 0..n {
-            let mut order: Vec<(u32, u32)> = Vec::new();
-            let mut counts: FxHashMap<(u32, u32), u64> = FxHashMap::default();
-            for (w, f) in &ws {
-                for p in w.windows(2) {
-                    let key = (p[0], p[1]);
-                    let c = counts.entry(key).or_insert(0);
-                    if *c == 0 {
-                        order.push(key);
-                    }
-                    *c += f;
-                }
-            }
-            let mut best: Option<((u32, u32), u64)> = None;
-            for key in order {
-                let c = counts[&key];
-                if best.is_none_or(|(_, b)| c > b) {
-                    best = Some((key, c));
-                }
-            }
-            let Some(((a, b), c)) = best.filter(|&(_, c)| c >= min_frequency) else {
+            let Some(((a, b), c)) = best_pair(ws.iter().map(|(w, f)| (&w[..], *f)))
+                .filter(|&(_, c)| c >= min_frequency)
+            else {
                 break;
             };
             out.push((a, b, c));
@@ -498,6 +738,109 @@ mod tests {
                 .collect();
             assert_eq!(got, want, "{words:?}");
         }
+    }
+
+    /// The rank rule from bytes, as plainly as possible: a word that is a token is that token;
+    /// otherwise join the adjacent pair that is the token of lowest rank, leftmost first.
+    fn rank_encode(tokens: &[Vec<u8>], bytes: &[u8]) -> Vec<u32> {
+        let rank = |t: &[u8]| tokens.iter().position(|x| !x.is_empty() && x == t);
+        if let Some(r) = rank(bytes) {
+            return vec![r as u32];
+        }
+        let mut w: Vec<u32> = bytes.iter().map(|&b| b as u32).collect();
+        loop {
+            let best = (1..w.len())
+                .filter_map(|i| {
+                    let joined = [&tokens[w[i - 1] as usize][..], &tokens[w[i] as usize]].concat();
+                    rank(&joined).map(|r| (r, i - 1))
+                })
+                .min();
+            let Some((r, i)) = best else { return w };
+            w[i] = r as u32;
+            w.remove(i + 1);
+        }
+    }
+
+    /// Continued training by its definition: every word is the rank rule's encoding of its
+    /// bytes with the vocabulary so far, recomputed after every merge.
+    fn naive_extend(
+        words: &[(Vec<u8>, u64)],
+        mut tokens: Vec<Vec<u8>>,
+        n: usize,
+        min_frequency: u64,
+    ) -> Vec<(u32, u32, u64)> {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let ws: Vec<(Vec<u32>, u64)> = words
+                .iter()
+                .map(|(bytes, f)| (rank_encode(&tokens, bytes), *f))
+                .collect();
+            let Some(((a, b), c)) = best_pair(ws.iter().map(|(w, f)| (&w[..], *f)))
+                .filter(|&(_, c)| c >= min_frequency)
+            else {
+                break;
+            };
+            out.push((a, b, c));
+            let joined = [&tokens[a as usize][..], &tokens[b as usize]].concat();
+            tokens.push(joined);
+        }
+        out
+    }
+
+    #[test]
+    fn extending_equals_the_definition_on_random_bases() {
+        let mut rng = crate::testing::Rng(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..400 {
+            let letters = &b"abcd"[..2 + rng.below(3)];
+            // A base of the bytes, a gap (as cl100k has), then a few tokens of 2..4 letters in
+            // random order: many of them are not made by the rank rule from their parts.
+            let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+            tokens.push(Vec::new());
+            for _ in 0..rng.below(24) {
+                let len = 2 + rng.below(3);
+                let t = rng.text(letters, len);
+                if !tokens.contains(&t) {
+                    tokens.push(t);
+                }
+            }
+            let mut words: Vec<(Vec<u8>, u64)> = Vec::new();
+            for _ in 0..1 + rng.below(12) {
+                let len = 1 + rng.below(12);
+                let w = rng.text(letters, len);
+                if !words.iter().any(|(x, _)| *x == w) {
+                    words.push((w, 1 + rng.below(3) as u64));
+                }
+            }
+            let min_frequency = 1 + rng.below(2) as u64;
+            let want = naive_extend(&words, tokens.clone(), 30, min_frequency);
+            let seeds = words
+                .iter()
+                .map(|(w, f)| (rank_encode(&tokens, w), *f))
+                .collect();
+            let boxed = tokens.iter().map(|t| t.clone().into()).collect();
+            let mut m = Merger::extend(seeds, boxed);
+            let got: Vec<_> = (0..30)
+                .map_while(|_| m.step(min_frequency))
+                .map(|m| (m.left, m.right, m.count))
+                .collect();
+            assert_eq!(got, want, "{words:?} {:?}", &tokens[257..]);
+        }
+    }
+
+    #[test]
+    fn a_new_token_sets_off_a_base_token() {
+        // Base "bc" then "abcd": "abcde" encodes a|bc|d|e. Learning "abc" makes it "abcd"|e,
+        // so the next pair is (abcd, e), not (abc, d).
+        let mut tokens: Vec<Box<[u8]>> = (0..=255u8).map(|b| Box::from([b])).collect();
+        tokens.push(Box::from(&b"bc"[..]));
+        tokens.push(Box::from(&b"abcd"[..]));
+        let (a, bc, d, e) = (97, 256, 100, 101);
+        let mut m = Merger::extend(vec![(vec![a, bc, d, e], 2)], tokens);
+        let got: Vec<_> = (0..3)
+            .map_while(|_| m.step(2))
+            .map(|m| (m.left, m.right))
+            .collect();
+        assert_eq!(got, [(a, bc), (257, e)]);
     }
 
     #[test]

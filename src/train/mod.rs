@@ -2,7 +2,8 @@
 //!
 //! [`count`] splits the corpus and counts distinct chunks in parallel; [`merge`] learns merges
 //! over the distinct words with pair postings and a lazily invalidated max-heap keyed by
-//! (count, first position). [`Trainer`] ties them together:
+//! (count, first position); from an existing vocabulary ([`Trainer::extend`]) every word stays
+//! what the rank rule makes of its chunk. [`Trainer`] ties them together:
 //!
 //! ```
 //! use tokenmill::train::Trainer;
@@ -21,7 +22,9 @@ pub mod merge;
 pub use count::ChunkCounter;
 pub use merge::{Merge, Merger};
 
+use crate::encode::Encoder;
 use crate::error::Error;
+use rayon::prelude::*;
 
 /// Counting, then merging: feed the texts in order, then ask for merges.
 #[derive(Debug)]
@@ -85,6 +88,32 @@ impl Trainer {
         }
     }
 
+    /// Continue from `base`'s vocabulary instead of the 256 bytes: each distinct chunk starts
+    /// as `base` encodes it, new tokens take ids from `base.n_vocab()` on, and every word stays
+    /// what the rank rule makes of its chunk (see [`Merger::extend`]). Called once, after
+    /// counting and before the first merge.
+    pub fn extend(&mut self, base: &Encoder) -> Result<(), Error> {
+        let Some(counter) = self.counter.take() else {
+            return Err(Error::InvalidTraining {
+                message: "a trainer is extended once, before merging".into(),
+            });
+        };
+        let words: Vec<(Vec<u32>, u64)> = counter
+            .into_words()
+            .into_par_iter()
+            .map(|(chunk, f)| {
+                let mut ids = Vec::new();
+                base.encode_chunk(&chunk, &mut ids);
+                (ids, f)
+            })
+            .collect();
+        let tokens = (0..base.n_vocab() as u32)
+            .map(|id| base.vocab().get(id).unwrap_or_default().into())
+            .collect();
+        self.merger = Some(Merger::extend(words, tokens));
+        Ok(())
+    }
+
     /// Learn up to `max` more merges; fewer when no pair is seen `min_frequency` times.
     /// Returns the merges learned by this call.
     pub fn merge(&mut self, max: usize, min_frequency: u64) -> Vec<Merge> {
@@ -121,6 +150,26 @@ mod tests {
         };
         let cut = text.find("\nnewer").unwrap() + 1;
         assert_eq!(run(&[&text]), run(&[&text[..cut], &text[cut..]]));
+    }
+
+    #[test]
+    fn extending_starts_from_the_base_encoding() {
+        use crate::pretokenize::Splitter;
+        use crate::vocab::testing;
+        // Base "bc" (256), "abcd" (257): "abcde" encodes a|bc|d|e; learning "abc" makes it
+        // "abcd"|e (reference.extend's example).
+        let vocab = testing::of(&[b"bc", b"abcd"]);
+        let base = Encoder::new(vocab, Splitter::new("gpt2").unwrap(), &[]).unwrap();
+        let mut t = Trainer::new("gpt2", &[]).unwrap();
+        t.feed(&["abcde abcde"]).unwrap();
+        t.extend(&base).unwrap();
+        assert!(t.extend(&base).is_err());
+        let got: Vec<_> = t
+            .merge(5, 2)
+            .iter()
+            .map(|m| (m.left, m.right, m.count))
+            .collect();
+        assert_eq!(got, [(97, 256, 2), (257, 101, 2)]);
     }
 
     #[test]

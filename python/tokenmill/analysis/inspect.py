@@ -56,8 +56,10 @@ def splitter_path(tok: Tokenizer) -> str:
     return f"the {tok.scanner} scanner"
 
 
-def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
-    """Facts about a vocabulary as plain data (what ``tokenmill inspect --json`` prints)."""
+def describe(tok: Tokenizer, top: int = 10, since: int = 0) -> dict[str, Any]:
+    """Facts about a vocabulary as plain data (what ``tokenmill inspect --json`` prints);
+    ``first_merges`` lists the merged tokens from id ``since`` on (what training added to a
+    base)."""
     tokens = tok.token_bytes_list()
     parents = tok.merge_parents()
     merges = tok.merges
@@ -87,7 +89,7 @@ def describe(tok: Tokenizer, top: int = 10) -> dict[str, Any]:
         "splitter": splitter_path(tok),
         "merges": len(merged),
         "unreachable": sum(1 for r in merged if parents[r] is None),
-        "first_merges": [merge_row(r) for r in merged[:top]],
+        "first_merges": [merge_row(r) for r in merged if r >= since][:top],
         "last_merges": [merge_row(r) for r in merged[-top:]],
         "longest_tokens": [
             {"rank": r, "bytes": len(tokens[r]), "text": token_repr(tokens[r])} for r in longest

@@ -46,8 +46,15 @@ def add_commands(add: AddCommand) -> None:
     sp.add_argument(
         "-p",
         "--pattern",
-        default="cl100k",
-        help="split pattern: gpt2, cl100k, o200k or a regex (default: cl100k)",
+        default=None,
+        help="split pattern: gpt2, cl100k, o200k or a regex (default: cl100k, or the base's)",
+    )
+    sp.add_argument(
+        "--from",
+        dest="base",
+        metavar="TOKENIZER",
+        help="continue from this tokenizer (a name such as cl100k_base, or a file): its ids "
+        "stay, the new tokens follow them; --vocab-size counts the base too",
     )
     sp.add_argument(
         "-s",
@@ -84,6 +91,7 @@ def add_commands(add: AddCommand) -> None:
 
 
 def run_train(args: argparse.Namespace) -> None:
+    from tokenmill.pretrained import load
     from tokenmill.tokenizer import valid_name
     from tokenmill.training import train
 
@@ -98,8 +106,12 @@ def run_train(args: argparse.Namespace) -> None:
             raise UsageError("--engine ray trains on files: name them (FILE...)")
         corpus = sample = bundled_corpus(args.corpus)
         label = args.corpus
-    out = Path(args.out or f"{label}-{args.vocab_size}.tokenmill")
+    # tokenmill's format numbers tokens without gaps, which an extended vocabulary may have
+    # (cl100k_base's special tokens sit between its tokens and the new ones).
+    suffix = ".tokenmill" if args.base is None else ".json"
+    out = Path(args.out or f"{label}-{args.vocab_size}{suffix}")
     destination_format(out)  # a name that says no format fails now, not after training
+    base = None if args.base is None else load(args.base)
     start = time.perf_counter()
     tok = train(
         corpus,
@@ -114,10 +126,12 @@ def run_train(args: argparse.Namespace) -> None:
         verbose=args.log,
         engine=args.engine,
         ray_address=args.ray_address,
+        base=base,
     )
     seconds = time.perf_counter() - start
     written = tok.save(out)
-    report = summarize(tok, seconds, sample, args.top)
+    first_new = 256 if base is None else base.n_vocab
+    report = summarize(tok, seconds, sample, args.top, first_new, len(args.special))
     report["written"] = written
     report["corpus"] = [str(f) for f in corpus] if sample is None else f"{args.corpus} (bundled)"
     if args.json:
@@ -128,16 +142,19 @@ def run_train(args: argparse.Namespace) -> None:
         sys.stdout.write(format_summary(report))
 
 
-def summarize(tok: Any, seconds: float, sample: str | None, top: int) -> dict[str, Any]:
-    """What training produced, as data: merges, longest tokens, compression, an example."""
+def summarize(
+    tok: Any, seconds: float, sample: str | None, top: int, first_new: int, n_specials: int
+) -> dict[str, Any]:
+    """What training produced, as data: merges (those learned from id ``first_new`` on),
+    longest tokens, compression, an example."""
     from tokenmill.analysis.inspect import describe
     from tokenmill.analysis.show import render
 
-    info = describe(tok, top=top)
+    info = describe(tok, top=top, since=first_new)
     report: dict[str, Any] = {
         "name": tok.name,
         "n_vocab": tok.n_vocab,
-        "merges_learned": len(tok.merges or ()),
+        "merges_learned": tok.n_vocab - first_new - n_specials,
         "pattern": info["pattern"],
         "seconds": round(seconds, 3),
         "first_merges": info["first_merges"],

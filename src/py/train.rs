@@ -69,6 +69,19 @@ impl CoreTrainer {
         self.trainer.stats()
     }
 
+    /// Bound the table of distinct chunks to `bytes` (None: no bound); rare chunks are
+    /// dropped by the rule of `reference.count_chunks`.
+    fn set_limit(&mut self, bytes: Option<u64>) {
+        self.trainer.set_limit(bytes);
+    }
+
+    /// What bounding the table dropped so far: (times pruned, highest count dropped,
+    /// distinct chunks dropped, occurrences dropped).
+    fn pruned(&self) -> (u64, u64, u64, u64) {
+        let p = self.trainer.pruned();
+        (p.times, p.most, p.chunks, p.occurrences)
+    }
+
     /// Continue from `base`'s vocabulary (once, after counting, before merging): each
     /// distinct chunk starts as `base` encodes it, new tokens take ids from its n_vocab on.
     fn extend(&mut self, py: Python<'_>, base: PyRef<'_, CoreTokenizer>) -> PyResult<()> {

@@ -3,34 +3,155 @@
 //!
 //! Texts are fed in order; each gets a base position (the bytes fed before it), so a chunk's
 //! first position is one number that orders the whole corpus. A large text is cut into pieces
-//! that threads count into their own maps, merged afterwards by taking the smallest first
-//! position: the result is the same for any number of threads and any way of cutting.
+//! that threads count into their own tables, added afterwards to the shards of the counter's
+//! table by taking the smallest first position: the result is the same for any number of
+//! threads and any way of cutting.
+//!
+//! The table keeps every distinct chunk's bytes in its shard's arena and a 40-byte entry, with
+//! no allocation per chunk; [`ChunkCounter::set_limit`] bounds it by dropping rare chunks.
 
 use crate::error::Error;
 use crate::pretokenize::{cut, Splitter};
 use aho_corasick::AhoCorasick;
+use hashbrown::HashTable;
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
-
-/// How often a chunk occurs and where it first occurs (a byte position in the corpus).
-#[derive(Debug, Clone, Copy)]
-struct Seen {
-    count: u64,
-    first: u64,
-}
+use rustc_hash::FxHasher;
+use std::collections::BTreeMap;
+use std::hash::Hasher;
 
 /// Texts longer than two pieces are cut into pieces of about this many bytes, so that one long
 /// text (a whole book, a 20 MB file) is shared between threads like many short ones.
 const PIECE: usize = 1 << 20;
 
-/// Splits texts and counts distinct chunks.
+/// The table of distinct chunks is cut into this many shards by hash, so that the counts of
+/// one feed are added to it by all threads at once, each shard by one thread.
+const SHARDS: usize = 64;
+
+#[inline]
+fn hash_of(chunk: &[u8]) -> u64 {
+    let mut h = FxHasher::default();
+    h.write(chunk);
+    h.finish()
+}
+
+/// Bits 32-37 pick the shard: the table inside a shard takes its bucket from the low bits and
+/// its tag from the top seven, both still spread.
+#[inline]
+fn shard_of(hash: u64) -> usize {
+    (hash >> 32) as usize % SHARDS
+}
+
+/// A distinct chunk: where its bytes sit in its shard's arena, how often it occurs and where it
+/// first occurs (a byte position in the corpus).
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    hash: u64,
+    start: u64,
+    count: u64,
+    first: u64,
+    len: u32,
+}
+
+/// What a distinct chunk counts for against the limit besides its bytes: about what its entry
+/// takes in the table with the table's spare room (a fixed number, so that the rule of
+/// [`ChunkCounter::set_limit`] does not depend on how the table grows).
+pub const CHUNK_COST: u64 = 64;
+
+/// One shard: the bytes of its chunks, back to back, and their entries; `size` is what they
+/// count for against the limit.
+#[derive(Debug, Default)]
+struct Shard {
+    bytes: Vec<u8>,
+    table: HashTable<Entry>,
+    size: u64,
+}
+
+impl Shard {
+    fn add(&mut self, chunk: &[u8], hash: u64, count: u64, first: u64) {
+        let Shard { bytes, table, size } = self;
+        let same = |e: &Entry| &bytes[e.start as usize..][..e.len as usize] == chunk;
+        match table.find_mut(hash, same) {
+            Some(e) => {
+                e.count += count;
+                e.first = e.first.min(first);
+            }
+            None => {
+                let start = bytes.len() as u64;
+                bytes.extend_from_slice(chunk);
+                *size += chunk.len() as u64 + CHUNK_COST;
+                let entry = Entry {
+                    hash,
+                    start,
+                    count,
+                    first,
+                    len: chunk.len() as u32,
+                };
+                table.insert_unique(hash, entry, |e| e.hash);
+            }
+        }
+    }
+
+    fn chunk(&self, e: &Entry) -> &[u8] {
+        &self.bytes[e.start as usize..][..e.len as usize]
+    }
+
+    /// Drop the chunks seen at most `most` times; returns (chunks, occurrences) dropped.
+    fn prune(&mut self, most: u64) -> (u64, u64) {
+        let mut dropped = (0, 0);
+        self.table.retain(|e| {
+            let keep = e.count > most;
+            if !keep {
+                dropped.0 += 1;
+                dropped.1 += e.count;
+            }
+            keep
+        });
+        self.table.shrink_to_fit(|e| e.hash);
+        let kept: usize = self.table.iter().map(|e| e.len as usize).sum();
+        let mut bytes = Vec::with_capacity(kept);
+        for e in self.table.iter_mut() {
+            let start = bytes.len() as u64;
+            bytes.extend_from_slice(&self.bytes[e.start as usize..][..e.len as usize]);
+            e.start = start;
+        }
+        self.size = kept as u64 + self.table.len() as u64 * CHUNK_COST;
+        self.bytes = bytes;
+        dropped
+    }
+}
+
+/// A chunk as one thread counts it during a feed (borrowed from the text).
+struct Local<'t> {
+    chunk: &'t [u8],
+    hash: u64,
+    count: u64,
+    first: u64,
+}
+
+/// Splits texts and counts distinct chunks, in a table of at most `limit` bytes if one is set
+/// (see [`ChunkCounter::set_limit`]).
 #[derive(Debug)]
 pub struct ChunkCounter {
     splitter: Splitter,
     specials: Option<AhoCorasick>,
-    counts: FxHashMap<Box<str>, Seen>,
+    shards: Vec<Shard>,
     fed: u64,
     chunks: u64,
+    limit: Option<u64>,
+    pruned: Pruned,
+}
+
+/// What pruning the table dropped so far (see [`ChunkCounter::set_limit`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Pruned {
+    /// Times the table was pruned.
+    pub times: u64,
+    /// The highest count of a dropped chunk.
+    pub most: u64,
+    /// Distinct chunks dropped (a chunk dropped twice counts twice).
+    pub chunks: u64,
+    /// Occurrences dropped.
+    pub occurrences: u64,
 }
 
 impl ChunkCounter {
@@ -42,10 +163,28 @@ impl ChunkCounter {
         Ok(ChunkCounter {
             splitter,
             specials,
-            counts: FxHashMap::default(),
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             fed: 0,
             chunks: 0,
+            limit: None,
+            pruned: Pruned::default(),
         })
+    }
+
+    /// Bound the table of distinct chunks: each distinct chunk counts for its bytes plus
+    /// [`CHUNK_COST`]; when a feed (or an add) leaves the sum over `bytes`, the chunks seen at
+    /// most `t` times so far are dropped, `t` the smallest count that brings the sum to at
+    /// most half of `bytes` (`reference.count_chunks` with a limit spells it out). The rule
+    /// depends only on the texts and on how they are grouped into calls, never on the threads;
+    /// a chunk seen again after it was dropped is counted anew from there. Nothing is dropped
+    /// while the table fits: counting is then exact.
+    pub fn set_limit(&mut self, bytes: Option<u64>) {
+        self.limit = bytes;
+    }
+
+    /// What pruning dropped so far.
+    pub fn pruned(&self) -> Pruned {
+        self.pruned
     }
 
     /// Bytes fed so far.
@@ -60,7 +199,7 @@ impl ChunkCounter {
 
     /// Distinct chunks so far.
     pub fn distinct(&self) -> usize {
-        self.counts.len()
+        self.shards.iter().map(|s| s.table.len()).sum()
     }
 
     /// Count the chunks of `texts`, the next texts of the corpus in order, on the current
@@ -103,8 +242,9 @@ impl ChunkCounter {
             }
         }
         // One group of consecutive pieces per thread, of about equal bytes, each counted into
-        // exactly one map. rayon's `fold` makes a map per split it decides on, and every map
-        // must then be merged into `counts` on one thread (docs/performance.md, 'Training').
+        // its own tables (one per shard). rayon's `fold` would make a table per split it
+        // decides on, each to be added to the shards afterwards (docs/performance.md,
+        // 'Training').
         let threads = rayon::current_num_threads().max(1);
         let total: usize = pieces.iter().map(|(p, _)| p.len()).sum();
         let mut groups: Vec<&[(&str, u64)]> = Vec::with_capacity(threads);
@@ -118,11 +258,12 @@ impl ChunkCounter {
         }
         groups.push(&pieces[from..]);
         let splitter = &self.splitter;
-        let maps = groups
+        let counted = groups
             .into_par_iter()
             .map(|group| {
                 crate::runtime::threads::settle();
-                let mut map = FxHashMap::<&str, Seen>::default();
+                let mut tables: Vec<HashTable<Local>> =
+                    (0..SHARDS).map(|_| HashTable::new()).collect();
                 let mut n = 0u64;
                 for &(piece, base) in group {
                     let start = piece.as_ptr() as usize;
@@ -130,10 +271,22 @@ impl ChunkCounter {
                     splitter.split(piece, |chunk| {
                         n += 1;
                         longest = longest.max(chunk.len());
-                        let first = base + (chunk.as_ptr() as usize - start) as u64;
-                        map.entry(chunk)
-                            .and_modify(|s| s.count += 1)
-                            .or_insert(Seen { count: 1, first });
+                        let chunk = chunk.as_bytes();
+                        let hash = hash_of(chunk);
+                        let table = &mut tables[shard_of(hash)];
+                        match table.find_mut(hash, |e| e.chunk == chunk) {
+                            Some(e) => e.count += 1,
+                            None => {
+                                let first = base + (chunk.as_ptr() as usize - start) as u64;
+                                let local = Local {
+                                    chunk,
+                                    hash,
+                                    count: 1,
+                                    first,
+                                };
+                                table.insert_unique(hash, local, |e| e.hash);
+                            }
+                        }
                     })?;
                     // Byte offsets inside a word are u32 (see `train::merge`).
                     if longest >= u32::MAX as usize {
@@ -145,23 +298,23 @@ impl ChunkCounter {
                         });
                     }
                 }
-                Ok::<_, Error>((map, n))
+                Ok::<_, Error>((tables, n))
             })
             .collect::<Result<Vec<_>, Error>>()?;
-        for (map, n) in maps {
-            self.chunks += n;
-            for (chunk, seen) in map {
-                match self.counts.get_mut(chunk) {
-                    Some(s) => {
-                        s.count += seen.count;
-                        s.first = s.first.min(seen.first);
-                    }
-                    None => {
-                        self.counts.insert(chunk.into(), seen);
+        self.chunks += counted.iter().map(|(_, n)| n).sum::<u64>();
+        let counted: Vec<Vec<HashTable<Local>>> = counted.into_iter().map(|(t, _)| t).collect();
+        self.shards
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(s, shard)| {
+                for tables in &counted {
+                    for e in tables[s].iter() {
+                        shard.add(e.chunk, e.hash, e.count, e.first);
                     }
                 }
-            }
-        }
+            });
+        drop(counted);
+        self.keep_to_limit();
         Ok(())
     }
 
@@ -173,38 +326,114 @@ impl ChunkCounter {
     pub fn add_counted<S: AsRef<str>>(&mut self, counted: &[(S, u64)], bytes: u64) {
         let base = self.fed;
         for (i, (chunk, count)) in counted.iter().enumerate() {
-            let first = base + i as u64;
+            let chunk = chunk.as_ref().as_bytes();
+            let hash = hash_of(chunk);
             self.chunks += count;
-            match self.counts.get_mut(chunk.as_ref()) {
-                Some(s) => s.count += count,
-                None => {
-                    self.counts.insert(
-                        chunk.as_ref().into(),
-                        Seen {
-                            count: *count,
-                            first,
-                        },
-                    );
-                }
-            }
+            self.shards[shard_of(hash)].add(chunk, hash, *count, base + i as u64);
         }
         self.fed = base + bytes.max(counted.len() as u64);
+        self.keep_to_limit();
+    }
+
+    /// Prune the table if it is over the limit (the rule of [`ChunkCounter::set_limit`]).
+    fn keep_to_limit(&mut self) {
+        let Some(limit) = self.limit else { return };
+        let mut kept: u64 = self.shards.iter().map(|s| s.size).sum();
+        if kept <= limit {
+            return;
+        }
+        // The size of the chunks seen c times, for each count c, in order of count.
+        let mut held: BTreeMap<u64, u64> = BTreeMap::new();
+        for shard in &self.shards {
+            for e in shard.table.iter() {
+                *held.entry(e.count).or_default() += e.len as u64 + CHUNK_COST;
+            }
+        }
+        let mut most = 0;
+        for (&count, &size) in &held {
+            if kept <= limit / 2 {
+                break;
+            }
+            most = count;
+            kept -= size;
+        }
+        let dropped: Vec<(u64, u64)> = self.shards.par_iter_mut().map(|s| s.prune(most)).collect();
+        self.pruned.times += 1;
+        self.pruned.most = self.pruned.most.max(most);
+        for (chunks, occurrences) in dropped {
+            self.pruned.chunks += chunks;
+            self.pruned.occurrences += occurrences;
+        }
+    }
+
+    /// Every entry with its shard, in order of first occurrence.
+    fn ordered(&self) -> Vec<(u64, u32, Entry)> {
+        let mut all: Vec<(u64, u32, Entry)> = self
+            .shards
+            .iter()
+            .enumerate()
+            .flat_map(|(s, shard)| shard.table.iter().map(move |e| (e.first, s as u32, *e)))
+            .collect();
+        all.par_sort_unstable_by_key(|&(first, _, _)| first);
+        all
     }
 
     /// The distinct chunks counted so far with their counts, in order of first occurrence.
     pub fn counted(&self) -> Vec<(&str, u64)> {
-        let mut all: Vec<(&str, Seen)> = self.counts.iter().map(|(c, s)| (&**c, *s)).collect();
-        all.sort_unstable_by_key(|(_, s)| s.first);
-        all.into_iter().map(|(c, s)| (c, s.count)).collect()
+        self.ordered()
+            .into_iter()
+            .map(|(_, s, e)| {
+                let bytes = self.shards[s as usize].chunk(&e);
+                // Chunks are whole `str` slices of the texts fed (or `str`s added).
+                (std::str::from_utf8(bytes).unwrap_or_default(), e.count)
+            })
+            .collect()
     }
 
-    /// The distinct chunks as bytes with their counts, in order of first occurrence.
-    pub fn into_words(self) -> Vec<(Box<[u8]>, u64)> {
-        let mut all: Vec<(Box<str>, Seen)> = self.counts.into_iter().collect();
-        all.sort_unstable_by_key(|(_, s)| s.first);
-        all.into_iter()
-            .map(|(c, s)| (c.into_boxed_bytes(), s.count))
-            .collect()
+    /// The distinct chunks, in order of first occurrence, with their counts.
+    pub fn into_words(self) -> Words {
+        let order = self
+            .ordered()
+            .into_iter()
+            .map(|(_, s, e)| (s, e.len, e.start, e.count))
+            .collect();
+        let bytes = self.shards.into_iter().map(|s| s.bytes).collect();
+        Words { bytes, order }
+    }
+}
+
+/// The distinct chunks of a corpus with their counts, in order of first occurrence (what
+/// [`ChunkCounter::into_words`] hands to the merge loop), kept in the counter's arenas.
+#[derive(Debug)]
+pub struct Words {
+    bytes: Vec<Vec<u8>>,
+    /// (shard, length, start, count) of each chunk.
+    order: Vec<(u32, u32, u64, u64)>,
+}
+
+impl Words {
+    /// The number of distinct chunks.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// No chunk at all.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Chunk `i` (in order of first occurrence) and its count.
+    pub fn get(&self, i: usize) -> (&[u8], u64) {
+        let (s, len, start, count) = self.order[i];
+        (
+            &self.bytes[s as usize][start as usize..][..len as usize],
+            count,
+        )
+    }
+
+    /// The chunks and their counts, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&[u8], u64)> + '_ {
+        (0..self.len()).map(|i| self.get(i))
     }
 }
 
@@ -216,8 +445,8 @@ mod tests {
         let mut c = ChunkCounter::new(pattern, &[]).unwrap();
         c.feed(texts).unwrap();
         c.into_words()
-            .into_iter()
-            .map(|(w, n)| (String::from_utf8(w.into_vec()).unwrap(), n))
+            .iter()
+            .map(|(w, n)| (String::from_utf8(w.to_vec()).unwrap(), n))
             .collect()
     }
 
@@ -240,15 +469,14 @@ mod tests {
         c.feed(&["ab<|x|>ab"]).unwrap();
         let w = c.into_words();
         assert_eq!(w.len(), 1);
-        assert_eq!(&*w[0].0, b"ab");
-        assert_eq!(w[0].1, 2);
+        assert_eq!(w.get(0), (&b"ab"[..], 2));
     }
 
     #[test]
     fn cutting_large_texts_changes_nothing() {
         let line = "The quick brown fox, 1234 jumps!\n\n  over the lazy dog's back.\n";
         let text = line.repeat(3 * PIECE / line.len() + 7);
-        let mut whole = FxHashMap::default();
+        let mut whole = rustc_hash::FxHashMap::default();
         Splitter::new("cl100k")
             .unwrap()
             .split(&text, |c| *whole.entry(c.to_string()).or_insert(0u64) += 1)
@@ -278,10 +506,29 @@ mod tests {
         assert_eq!(driver.chunks(), 8);
         let got: Vec<(String, u64)> = driver
             .into_words()
-            .into_iter()
-            .map(|(w, n)| (String::from_utf8(w.into_vec()).unwrap(), n))
+            .iter()
+            .map(|(w, n)| (String::from_utf8(w.to_vec()).unwrap(), n))
             .collect();
         assert_eq!(got, whole);
+    }
+
+    #[test]
+    fn a_full_table_drops_its_rarest_chunks() {
+        // reference.count_chunks_bounded's example: after "a a a b" the table holds "a" (1x),
+        // " a" (2x) and " b" (1x), over the limit; dropping the chunks seen once leaves half.
+        let mut c = ChunkCounter::new("gpt2", &[]).unwrap();
+        c.set_limit(Some(2 * (2 + CHUNK_COST) + 1));
+        c.feed(&["a a a b"]).unwrap();
+        c.feed(&["c"]).unwrap();
+        let pruned = c.pruned();
+        assert_eq!((pruned.times, pruned.most, pruned.chunks), (1, 1, 2));
+        assert_eq!(pruned.occurrences, 2);
+        let got: Vec<(String, u64)> = c
+            .into_words()
+            .iter()
+            .map(|(w, n)| (String::from_utf8(w.to_vec()).unwrap(), n))
+            .collect();
+        assert_eq!(got, [(" a".into(), 2), ("c".into(), 1)]);
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! popped a few times per merge, and first positions are recomputed by scanning a few words
 //! (docs/performance.md, 'Training').
 
+use crate::runtime::pages::prefetch;
 use rustc_hash::FxHashMap;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -72,46 +73,79 @@ impl PartialOrd for Entry {
 
 /// All words in one buffer, in order of first occurrence. Words only shrink, so a merged word
 /// is written back in place, with no allocation per word. (Against a `Vec` per word, neither
-/// is clearly faster: docs/performance.md, 'Training'.)
+/// is clearly faster: docs/performance.md, 'Training'.) Where a word is and how often it
+/// occurs sit together, one memory access for a word the merge loop visits.
 #[derive(Debug, Default)]
 struct Words {
     syms: Vec<u32>,
-    start: Vec<usize>,
-    len: Vec<u32>,
+    place: Vec<Place>,
+}
+
+/// Word `w`'s symbols are `syms[start..start + len]`; it occurs `freq` times.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    start: u64,
+    freq: u64,
+    len: u32,
 }
 
 impl Words {
-    fn push(&mut self, word: impl Iterator<Item = u32>) {
+    fn push(&mut self, word: impl Iterator<Item = u32>, freq: u64) {
         let start = self.syms.len();
         self.syms.extend(word);
-        self.start.push(start);
-        self.len.push((self.syms.len() - start) as u32);
+        self.place.push(Place {
+            start: start as u64,
+            freq,
+            len: (self.syms.len() - start) as u32,
+        });
     }
 
     #[inline]
     fn get(&self, w: u32) -> &[u32] {
-        let start = self.start[w as usize];
-        &self.syms[start..start + self.len[w as usize] as usize]
+        let p = self.place[w as usize];
+        &self.syms[p.start as usize..][..p.len as usize]
+    }
+
+    #[inline]
+    fn freq(&self, w: u32) -> u64 {
+        self.place[w as usize].freq
     }
 
     /// Replace word `w` by `new`, which is not longer than it.
     #[inline]
     fn set(&mut self, w: u32, new: &[u32]) {
-        let start = self.start[w as usize];
-        self.syms[start..start + new.len()].copy_from_slice(new);
-        self.len[w as usize] = new.len() as u32;
+        let p = &mut self.place[w as usize];
+        self.syms[p.start as usize..][..new.len()].copy_from_slice(new);
+        p.len = new.len() as u32;
     }
 
     fn count(&self) -> usize {
-        self.start.len()
+        self.place.len()
+    }
+
+    /// Start loading where word `w` is.
+    #[inline(always)]
+    fn prefetch_place(&self, w: u32) {
+        prefetch(self.place.as_ptr().wrapping_add(w as usize));
+    }
+
+    /// Start loading the symbols of word `w`.
+    #[inline(always)]
+    fn prefetch_syms(&self, w: u32) {
+        if let Some(p) = self.place.get(w as usize) {
+            prefetch(self.syms.as_ptr().wrapping_add(p.start as usize));
+        }
     }
 }
+
+/// How many words ahead of the one being merged its symbols are fetched (its place twice as
+/// far ahead).
+const AHEAD: usize = 8;
 
 /// The state of training after counting: learns merges one at a time.
 #[derive(Debug)]
 pub struct Merger {
     words: Words,
-    freq: Vec<u64>,
     /// Byte length of every token so far.
     lens: Vec<u32>,
     ids: FxHashMap<(u32, u32), u32>,
@@ -191,7 +225,7 @@ impl Ranked {
 
 impl Merger {
     /// Start from distinct words (their bytes and counts), in order of first occurrence.
-    pub fn new(words: Vec<(Box<[u8]>, u64)>) -> Merger {
+    pub fn new<'w>(words: impl ExactSizeIterator<Item = (&'w [u8], u64)>) -> Merger {
         let mut m = Merger::empty(vec![1; 256], words.len());
         let mut ids = Vec::new();
         for (bytes, f) in words {
@@ -233,8 +267,10 @@ impl Merger {
 
     fn empty(lens: Vec<u32>, n_words: usize) -> Merger {
         Merger {
-            words: Words::default(),
-            freq: Vec::with_capacity(n_words),
+            words: Words {
+                syms: Vec::new(),
+                place: Vec::with_capacity(n_words),
+            },
             lens,
             ids: FxHashMap::default(),
             pairs: Vec::new(),
@@ -259,8 +295,7 @@ impl Merger {
             }
             off += self.lens[p[0] as usize];
         }
-        self.words.push(word.iter().copied());
-        self.freq.push(f);
+        self.words.push(word.iter().copied(), f);
     }
 
     fn fill_heap(&mut self) {
@@ -352,7 +387,16 @@ impl Merger {
             self.settle_words(a, b, x, &mut created, &mut dirty);
         } else {
             let postings = std::mem::take(&mut self.pairs[p as usize].postings);
-            for &w in &postings {
+            for (i, &w) in postings.iter().enumerate() {
+                // The words of a posting list are scattered over the whole buffer: fetch each
+                // word's place well ahead and its symbols a little ahead, so the scan does not
+                // wait on memory (docs/performance.md, 'Training').
+                if let Some(&far) = postings.get(i + 2 * AHEAD) {
+                    self.words.prefetch_place(far);
+                }
+                if let Some(&near) = postings.get(i + AHEAD) {
+                    self.words.prefetch_syms(near);
+                }
                 self.merge_word(w, a, b, x, &mut created, &mut dirty);
             }
         }
@@ -424,7 +468,7 @@ impl Merger {
         if old == new {
             return; // a stale posting
         }
-        let f = self.freq[w as usize];
+        let f = self.words.freq(w);
         let before = Self::occurrences(old, &self.lens);
         let after = Self::occurrences(new, &self.lens);
         let (mut i, mut j) = (0, 0);
@@ -524,7 +568,7 @@ impl Merger {
         if self.hits.is_empty() {
             return;
         }
-        let f = self.freq[w as usize];
+        let f = self.words.freq(w);
         let len_a = self.lens[a as usize];
 
         // Old pairs that are gone: at m - 1 (unless the previous site ended there: then it was
@@ -637,12 +681,7 @@ mod tests {
     use super::*;
 
     fn train(words: &[(&str, u64)], n: usize) -> Vec<(u32, u32, u64)> {
-        let mut m = Merger::new(
-            words
-                .iter()
-                .map(|(w, f)| (w.as_bytes().into(), *f))
-                .collect(),
-        );
+        let mut m = Merger::new(words.iter().map(|(w, f)| (w.as_bytes(), *f)));
         (0..n)
             .map_while(|_| m.step(2))
             .map(|m| (m.left, m.right, m.count))
@@ -731,7 +770,7 @@ mod tests {
             }
             let min_frequency = 1 + next(2);
             let want = naive(&words, 30, min_frequency);
-            let mut m = Merger::new(words.iter().map(|(w, f)| (w.clone().into(), *f)).collect());
+            let mut m = Merger::new(words.iter().map(|(w, f)| (&w[..], *f)));
             let got: Vec<_> = (0..30)
                 .map_while(|_| m.step(min_frequency))
                 .map(|m| (m.left, m.right, m.count))

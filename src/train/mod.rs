@@ -19,7 +19,7 @@
 pub mod count;
 pub mod merge;
 
-pub use count::ChunkCounter;
+pub use count::{ChunkCounter, Pruned, Words};
 pub use merge::{Merge, Merger};
 
 use crate::encode::Encoder;
@@ -79,6 +79,21 @@ impl Trainer {
             .unwrap_or_default()
     }
 
+    /// Bound the table of distinct chunks (see [`ChunkCounter::set_limit`]).
+    pub fn set_limit(&mut self, bytes: Option<u64>) {
+        if let Some(c) = &mut self.counter {
+            c.set_limit(bytes);
+        }
+    }
+
+    /// What bounding the table dropped so far (nothing once merging has started).
+    pub fn pruned(&self) -> Pruned {
+        self.counter
+            .as_ref()
+            .map(|c| c.pruned())
+            .unwrap_or_default()
+    }
+
     /// (bytes, chunks, distinct chunks) counted so far.
     pub fn stats(&self) -> (u64, u64, usize) {
         match (&self.counter, &self.merger) {
@@ -98,15 +113,17 @@ impl Trainer {
                 message: "a trainer is extended once, before merging".into(),
             });
         };
-        let words: Vec<(Vec<u32>, u64)> = counter
-            .into_words()
+        let counted = counter.into_words();
+        let words: Vec<(Vec<u32>, u64)> = (0..counted.len())
             .into_par_iter()
-            .map(|(chunk, f)| {
+            .map(|i| {
+                let (chunk, f) = counted.get(i);
                 let mut ids = Vec::new();
-                base.encode_chunk(&chunk, &mut ids);
+                base.encode_chunk(chunk, &mut ids);
                 (ids, f)
             })
             .collect();
+        drop(counted);
         let tokens = (0..base.n_vocab() as u32)
             .map(|id| base.vocab().get(id).unwrap_or_default().into())
             .collect();
@@ -118,7 +135,7 @@ impl Trainer {
     /// Returns the merges learned by this call.
     pub fn merge(&mut self, max: usize, min_frequency: u64) -> Vec<Merge> {
         if let Some(c) = self.counter.take() {
-            self.merger = Some(Merger::new(c.into_words()));
+            self.merger = Some(Merger::new(c.into_words().iter()));
         }
         let Some(m) = &mut self.merger else {
             return Vec::new();

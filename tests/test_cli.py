@@ -542,6 +542,25 @@ def test_a_training_warning_is_one_line_that_quiet_silences(tmp_path):
     assert r.returncode == 0 and r.stderr == b""
 
 
+def test_train_max_memory_drops_rare_chunks_with_a_warning(tmp_path):
+    import random
+
+    rng = random.Random(3)
+    words = ["".join(rng.choices("abcdefghij", k=rng.randint(5, 10))) for _ in range(200_000)]
+    corpus = tmp_path / "words.txt"
+    corpus.write_text(" ".join(words) + "\n")
+    r = run("train", str(corpus), "-v", "300", "--max-memory", "16M", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()
+    err = r.stderr.decode()
+    assert err.startswith("tokenmill: warning: the corpus has more distinct chunks than fit")
+    assert "chunks seen once were dropped" in err and "--max-memory" in err
+    assert tokenmill.load(tmp_path / "words-300.tokenmill").n_vocab == 300
+    r = run("train", str(corpus), "-v", "300", "--max-memory", "1x", cwd=tmp_path)
+    assert r.returncode == 2 and "not a size: '1x'" in r.stderr.decode()
+    r = run("train", str(corpus), "-v", "300", "--max-memory", "1M", cwd=tmp_path)
+    assert r.returncode == 2 and "max_memory must be None or a number of bytes" in r.stderr.decode()
+
+
 def test_compare_columns_line_up_and_keep_file_names(tmp_path):
     long_name = tmp_path / "a-rather-long-file-name.txt"
     long_name.write_text("x " * 1_100_000)  # 1,100,001 gpt2 tokens: seven digits

@@ -185,6 +185,70 @@ def test_jsonl_text_field(tmp_path):
     assert merges(tok) == [(97, 98, 4)]
 
 
+# ------------------------------------------------------------------ bounded memory
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(st.text(alphabet="ab c\n'1é", max_size=30), max_size=4), min_size=1, max_size=6
+    ),
+    limit=st.integers(0, 1500),
+    threads=st.sampled_from([1, 2]),
+)
+def test_a_bounded_table_counts_by_the_definition(batches, limit, threads):
+    trainer = _core.CoreTrainer("gpt2", [], threads)
+    trainer.set_limit(limit)
+    for batch in batches:
+        trainer.feed(batch)
+    want, dropped = reference.count_chunks_bounded(batches, "gpt2", limit)
+    assert trainer.counted() == list(want.items())
+    assert trainer.pruned()[3] == dropped
+
+
+def zipf_words(n_words: int, n_distinct: int, seed: int) -> list[str]:
+    """Lines of made-up words, the word of rank r drawn about 1/r as often as the first."""
+    import random
+
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = ["".join(rng.choices(letters, k=rng.randint(2, 9))) for _ in range(n_distinct)]
+    weights = [1 / (r + 1) for r in range(n_distinct)]
+    words = rng.choices(vocab, weights=weights, k=n_words)
+    return [" ".join(words[i : i + 12]) + "\n" for i in range(0, n_words, 12)]
+
+
+def test_training_past_max_memory_drops_rare_chunks_by_the_rule(monkeypatch):
+    lines = zipf_words(300_000, 300_000, seed=7)
+    monkeypatch.setattr(training, "BATCH_CHARS", 100_000)
+    batches: list[list[str]] = [[]]  # as train() hands them to the counter
+    size = 0
+    for line in lines:
+        batches[-1].append(line)
+        size += len(line)
+        if size >= training.BATCH_CHARS:
+            batches.append([])
+            size = 0
+    max_memory = 16 << 20
+    with pytest.warns(TrainingWarning, match=r"chunks seen (once|at most \d+ times) were dropped"):
+        tok = tokenmill.train(lines, 556, pattern="gpt2", max_memory=max_memory)
+    counts, dropped = reference.count_chunks_bounded(
+        batches, "gpt2", max_memory // training.TABLE_SHARE
+    )
+    assert dropped > 0
+    assert merges(tok) == reference.train_counts(counts, 556)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        whole = tokenmill.train(lines, 556, pattern="gpt2", max_memory=None)
+    assert merges(whole) == reference.train_counts(reference.count_chunks(lines, "gpt2"), 556)
+
+
+@pytest.mark.parametrize("bad", [0, 1 << 20, -5, 1.5e9, "1G", True])
+def test_max_memory_must_be_a_number_of_bytes(bad):
+    with pytest.raises(TrainingError, match="max_memory"):
+        tokenmill.train("ab ab", 260, max_memory=bad)
+
+
 # ------------------------------------------------------------------------ what it learned
 
 

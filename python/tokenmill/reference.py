@@ -107,6 +107,46 @@ def count_chunks(texts: Iterable[str], pattern: str) -> dict[str, int]:
     return counts
 
 
+# What a distinct chunk counts for against a bounded table, besides its UTF-8 bytes.
+CHUNK_COST = 64
+
+
+def count_chunks_bounded(
+    batches: Iterable[Iterable[str]], pattern: str, limit: int
+) -> tuple[dict[str, int], int]:
+    """:func:`count_chunks` in a table of bounded size, as training counts a corpus too large
+    to hold every distinct chunk; returns the counts and the occurrences dropped.
+
+    Each distinct chunk counts for its UTF-8 bytes plus ``CHUNK_COST``. After each batch of
+    texts, if the table holds more than ``limit``, every chunk seen at most ``t`` times so far
+    is dropped, ``t`` the smallest count that leaves at most ``limit // 2``. A chunk seen again
+    later starts from 0 and takes its place in the order there. Nothing is dropped while the
+    table fits, and then the counts are exactly :func:`count_chunks`'s.
+
+    >>> count_chunks_bounded([["a a a b"], ["c"]], "gpt2", 2 * (2 + CHUNK_COST) + 1)
+    ({' a': 2, 'c': 1}, 2)
+    """
+    counts: dict[str, int] = {}
+    dropped = 0
+    for batch in batches:
+        for text in batch:
+            for chunk in split(text, pattern):
+                counts[chunk] = counts.get(chunk, 0) + 1
+        sizes: dict[int, int] = {}  # count -> size of the chunks seen that many times
+        for chunk, n in counts.items():
+            sizes[n] = sizes.get(n, 0) + len(chunk.encode("utf-8")) + CHUNK_COST
+        kept = sum(sizes.values())
+        if kept <= limit:
+            continue
+        most = 0
+        while kept > limit // 2 and most < max(sizes):
+            most += 1
+            kept -= sizes.get(most, 0)
+        dropped += sum(n for n in counts.values() if n <= most)
+        counts = {chunk: n for chunk, n in counts.items() if n > most}
+    return counts, dropped
+
+
 def train(
     texts: Iterable[str],
     vocab_size: int,
@@ -122,7 +162,14 @@ def train(
     >>> train(["aaa aaa"], 258, pattern="gpt2")
     [(97, 97, 4), (256, 97, 2)]
     """
-    chunk_counts = count_chunks(texts, pattern)
+    return train_counts(count_chunks(texts, pattern), vocab_size, min_frequency=min_frequency)
+
+
+def train_counts(
+    chunk_counts: dict[str, int], vocab_size: int, *, min_frequency: int = 2
+) -> list[MergeRule]:
+    """:func:`train` from the distinct chunks with their counts, in order of first occurrence
+    (what :func:`count_chunks` or :func:`count_chunks_bounded` returns)."""
     # words[i]: the current ids of distinct chunk i; freq[i]: how often it occurs.
     words = [list(chunk.encode("utf-8")) for chunk in chunk_counts]
     freq = list(chunk_counts.values())

@@ -59,6 +59,13 @@ LONG_BYTES = 50 << 20
 LONG_MERGES = 20_000
 # Files are counted by Ray tasks in pieces of about this many bytes.
 RAY_ITEM_BYTES = 32 << 20
+# The default bound on training's memory: a laptop's, and exact (nothing dropped) for corpora
+# of up to about ten million distinct chunks.
+DEFAULT_MAX_MEMORY = 4 << 30
+# The table of distinct chunks gets this share of max_memory: the merge loop takes about four
+# times what the table counts for (docs/performance.md, 'Training').
+TABLE_SHARE = 6
+MIN_MAX_MEMORY = 16 << 20
 
 
 def train(
@@ -77,6 +84,7 @@ def train(
     engine: str = "local",
     ray_address: str | None = None,
     base: Tokenizer | str | os.PathLike[str] | None = None,
+    max_memory: int | None = DEFAULT_MAX_MEMORY,
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer on ``corpus``.
 
@@ -109,6 +117,14 @@ def train(
     in the base and ``abcde`` encoded ``a|bc|d|e``, learning ``abc`` makes it ``abcd|e``);
     ``reference.extend`` is the definition. The result encodes by the same rank rule as every
     tokenizer, and a base extended by nothing encodes exactly as the base.
+
+    ``max_memory`` (bytes; default 4 GiB, None for no bound) bounds the memory training
+    takes: the table of distinct chunks is held to a sixth of it, since merging needs about
+    four times the table more. A corpus with more distinct chunks than that
+    (tens of millions) is counted in a bounded table: when it overflows, the chunks seen
+    least so far are dropped, by the deterministic rule of ``reference.count_chunks_bounded``,
+    and a :class:`~tokenmill.errors.TrainingWarning` says how many occurrences that dropped.
+    While the table fits nothing is dropped and training is exact.
 
     ``progress``: a progress bar on stderr (None: only for long runs on a terminal).
     ``verbose``: log every merge to stderr; ``log``: a callable or file to log to instead.
@@ -155,10 +171,21 @@ def train(
     threads = default_threads() if num_threads is None else num_threads
     if not isinstance(threads, int) or threads < 1:
         raise TrainingError(f"num_threads must be an int >= 1, not {num_threads!r}")
+    if max_memory is not None and (
+        isinstance(max_memory, bool)
+        or not isinstance(max_memory, int)
+        or max_memory < MIN_MAX_MEMORY
+    ):
+        raise TrainingError(
+            f"max_memory must be None or a number of bytes >= {MIN_MAX_MEMORY:,} "
+            f"(16 MiB), not {max_memory!r}"
+        )
     writer = _log_writer(log, verbose)
 
     cut = [*kept, *specials]
     trainer = _core.CoreTrainer(split, cut, threads)
+    if max_memory is not None:
+        trainer.set_limit(max_memory // TABLE_SHARE)
     cut_text = may_cut(scanner(split), cut)
     bar = _Progress(progress)
     if engine == "ray":
@@ -177,6 +204,17 @@ def train(
         raise TrainingError(
             "the corpus is empty: there is no text to train on"
             + (" (other than special tokens)" if n_bytes else "")
+        )
+    _, most, dropped_chunks, dropped = trainer.pruned()
+    if dropped:
+        seen = "once" if most == 1 else f"at most {most:,} times"
+        warnings.warn(
+            f"the corpus has more distinct chunks than fit in max_memory "
+            f"({max_memory:,} bytes): {dropped_chunks:,} chunks seen {seen} "
+            f"were dropped, {dropped:,} occurrences ({dropped / n_chunks:.2%} of "
+            f"{n_chunks:,}); raise max_memory (--max-memory) to keep them",
+            TrainingWarning,
+            stacklevel=2,
         )
 
     wanted = vocab_size - first_id - len(specials)
@@ -204,6 +242,7 @@ def train(
         if len(got) < ask:
             break
     bar.done(bar.merge_line(len(merges)))
+    del trainer  # its words and pairs go before the tokenizer is built
     if len(merges) < wanted:
         warnings.warn(
             f"training stopped after {len(merges):,} merges (of {wanted:,} wanted): no pair is "

@@ -23,6 +23,23 @@ from tokenmill.sources.files import expand_globs
 AddCommand = Callable[[str, str, Callable[[argparse.Namespace], None]], argparse.ArgumentParser]
 
 
+def size(text: str) -> int:
+    """A byte count such as ``2000000``, ``512K`` or ``2M`` (an argparse type).
+
+    >>> size("2M"), size("512k"), size("1000")
+    (2097152, 524288, 1000)
+    """
+    units = {"K": 1024, "M": 1024**2, "G": 1024**3}
+    t = text.strip().upper().removesuffix("B")
+    try:
+        n = int(t[:-1]) * units[t[-1]] if t and t[-1] in units else int(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 2M, 512K)") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"the size must be positive, got {text!r}")
+    return n
+
+
 def stdout() -> BinaryIO:
     """Standard output, for bytes."""
     return sys.stdout.buffer

@@ -7,28 +7,17 @@ import argparse
 import errno
 import sys
 
-from tokenmill.cli.common import AddCommand, add_load_arguments, load_tokenizers, progress
+from tokenmill.cli.common import (
+    AddCommand,
+    add_load_arguments,
+    load_tokenizers,
+    progress,
+    size,
+)
 from tokenmill.errors import UsageError
 
 DEFAULT_TOKENIZERS = ("gpt2", "cl100k_base", "o200k_base")
 DEFAULT_PORT = 8000
-
-
-def size(text: str) -> int:
-    """A byte count such as ``2000000``, ``512K`` or ``2M`` (an argparse type).
-
-    >>> size("2M"), size("512k"), size("1000")
-    (2097152, 524288, 1000)
-    """
-    units = {"K": 1024, "M": 1024**2, "G": 1024**3}
-    t = text.strip().upper().removesuffix("B")
-    try:
-        n = int(t[:-1]) * units[t[-1]] if t and t[-1] in units else int(t)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 2M, 512K)") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"the size must be positive, got {text!r}")
-    return n
 
 
 def add_commands(add: AddCommand) -> None:

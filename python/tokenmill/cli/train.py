@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tokenmill.cli.common import AddCommand, add_engine_arguments
+from tokenmill.cli.common import AddCommand, add_engine_arguments, size
 from tokenmill.errors import UsageError
 from tokenmill.formats import destination_format
 from tokenmill.sources.files import BUNDLED, bundled_corpus, find
@@ -77,6 +77,14 @@ def add_commands(add: AddCommand) -> None:
     )
     sp.add_argument("--threads", type=int, default=None, help="default: all CPUs")
     sp.add_argument(
+        "--max-memory",
+        type=size,
+        default=None,
+        metavar="SIZE",
+        help="bound on training's memory, e.g. 1G or 512M (default: 4G); a corpus with more "
+        "distinct chunks than fit drops its rarest ones, with a warning",
+    )
+    sp.add_argument(
         "-o",
         "--out",
         metavar="PATH",
@@ -93,7 +101,7 @@ def add_commands(add: AddCommand) -> None:
 def run_train(args: argparse.Namespace) -> None:
     from tokenmill.pretrained import load
     from tokenmill.tokenizer import valid_name
-    from tokenmill.training import train
+    from tokenmill.training import DEFAULT_MAX_MEMORY, train
 
     corpus: Any
     if args.files:
@@ -127,6 +135,7 @@ def run_train(args: argparse.Namespace) -> None:
         engine=args.engine,
         ray_address=args.ray_address,
         base=base,
+        max_memory=DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory,
     )
     seconds = time.perf_counter() - start
     written = tok.save(out)

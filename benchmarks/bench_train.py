@@ -89,6 +89,28 @@ def ranks_counter(ranks: dict[bytes, int]):
     return lambda text: tok.count(text, disallowed_special=())
 
 
+def hf_bpe(pattern: str, vocab: int):
+    """An HF ``tokenizers`` byte-level BPE splitting by ``pattern``, and its trainer."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
+    # HF's engine reads the possessive \p{N}{1,3}+ as a repeated group (DESIGN.md §5).
+    hf_pattern = pattern.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(hf_pattern), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab,
+        min_frequency=2,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    return tk, trainer
+
+
 def train_peer(peer: str, docs: list[str], vocab: int, threads: int):
     """Train once; return a function text -> number of tokens."""
     from tokenmill.patterns import resolve
@@ -105,23 +127,7 @@ def train_peer(peer: str, docs: list[str], vocab: int, threads: int):
         merges = reference.train(docs, vocab, pattern=PATTERN)
         return ranks_counter({t: i for i, t in enumerate(reference.vocab(merges))})
     if peer == "hf":
-        from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
-
-        # HF's engine reads the possessive \p{N}{1,3}+ as a repeated group (DESIGN.md §5).
-        hf_pattern = pattern.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
-        tk = Tokenizer(models.BPE())
-        tk.pre_tokenizer = pre_tokenizers.Sequence(
-            [
-                pre_tokenizers.Split(Regex(hf_pattern), behavior="isolated"),
-                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-            ]
-        )
-        trainer = trainers.BpeTrainer(
-            vocab_size=vocab,
-            min_frequency=2,
-            show_progress=False,
-            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        )
+        tk, trainer = hf_bpe(pattern, vocab)
         tk.train_from_iterator(docs, trainer=trainer, length=len(docs))
         return lambda text: len(tk.encode(text).ids)
     if peer == "rustbpe":

@@ -38,6 +38,8 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 SEED = 20261207
 N_WORDS = 10_000_000
 SYLLABLES_ONSET = "b c d f g h j k l m n p r s t v w z br ch cl dr fl gr pl pr sh st th tr".split()
@@ -154,22 +156,9 @@ def train(peer: str, path: Path, vocab: int, threads: int) -> int:
             tk.train_from_iterator(f, vocab, pattern=pattern)
         return len(tk.get_mergeable_ranks())
     if peer == "hf":
-        from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+        from bench_train import hf_bpe
 
-        hf_pattern = pattern.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
-        tk = Tokenizer(models.BPE())
-        tk.pre_tokenizer = pre_tokenizers.Sequence(
-            [
-                pre_tokenizers.Split(Regex(hf_pattern), behavior="isolated"),
-                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-            ]
-        )
-        trainer = trainers.BpeTrainer(
-            vocab_size=vocab,
-            min_frequency=2,
-            show_progress=False,
-            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        )
+        tk, trainer = hf_bpe(pattern, vocab)
         tk.train([str(path)], trainer=trainer)
         return tk.get_vocab_size()
     if peer == "gigatoken":

@@ -120,8 +120,8 @@ def train(
 
     ``max_memory`` (bytes; default 4 GiB, None for no bound) bounds the memory training
     takes: the table of distinct chunks is held to a sixth of it, since merging needs about
-    four times the table more. A corpus with more distinct chunks than that
-    (tens of millions) is counted in a bounded table: when it overflows, the chunks seen
+    four times the table more. A corpus with more distinct chunks than fit (about ten
+    million at the default) is counted in a bounded table: when it overflows, the chunks seen
     least so far are dropped, by the deterministic rule of ``reference.count_chunks_bounded``,
     and a :class:`~tokenmill.errors.TrainingWarning` says how many occurrences that dropped.
     While the table fits nothing is dropped and training is exact.

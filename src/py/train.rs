@@ -70,7 +70,7 @@ impl CoreTrainer {
     }
 
     /// Bound the table of distinct chunks to `bytes` (None: no bound); rare chunks are
-    /// dropped by the rule of `reference.count_chunks`.
+    /// dropped by the rule of `reference.count_chunks_bounded`.
     fn set_limit(&mut self, bytes: Option<u64>) {
         self.trainer.set_limit(bytes);
     }
